@@ -1,0 +1,131 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type Koa from 'koa';
+
+import { DEMO_ACCOUNTS } from './accounts.js';
+import { generateSigningKey } from './keys.js';
+import { ROUTES, createProvider } from './provider.js';
+import { TEST_CONTROL_PATH, TestControls } from './test-controls.js';
+
+export { DEMO_ACCOUNTS } from './accounts.js';
+export type { DemoAccount } from './accounts.js';
+export { MISBEHAVIOUR_MODES, TEST_CONTROL_PATH } from './test-controls.js';
+export type { MisbehaviourMode, MisbehaviourSettings } from './test-controls.js';
+
+export interface DevIdpOptions {
+  /** 0 picks a free port. */
+  port: number;
+  /** Interface to listen on; default 'localhost'. */
+  host?: string;
+  /** Default `http://localhost:${actualPort}`. */
+  issuer?: string;
+  /** Origin of the Gatehouse app, e.g. 'http://localhost:3000'; the client's redirect and CORS origin. */
+  appOrigin: string;
+  /** Default 'gatehouse'. */
+  clientId?: string;
+  /** Resource indicator and audience of the API access tokens; default `${appOrigin}/api`. */
+  apiResource?: string;
+  /** Lifetime of access tokens and ID tokens; default 300. */
+  accessTokenTtlSeconds?: number;
+  /** Mounts POST/GET /__test/misbehave; default false. */
+  testControls?: boolean;
+  /** Receives start-up lines and server errors; default console.info. */
+  log?: (line: string) => void;
+}
+
+export interface DevIdp {
+  issuer: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+function describe(options: {
+  issuer: string;
+  clientId: string;
+  redirectUri: string;
+  testControls: boolean;
+}): string[] {
+  return [
+    '*** Gatehouse dev-idp: a LOCAL OpenID Provider for DEVELOPMENT AND TESTS ONLY. ***',
+    '*** Public demo passwords, in-memory state, keys regenerated on every start. Never deploy or expose it. ***',
+    `Issuer:        ${options.issuer}`,
+    `Discovery:     ${options.issuer}/.well-known/openid-configuration`,
+    `Client:        ${options.clientId} (public, PKCE S256) -> ${options.redirectUri}`,
+    `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
+    ...(options.testControls ? [`Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}`] : []),
+  ];
+}
+
+export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
+  const log = options.log ?? ((line: string) => console.info(line));
+  const appOrigin = new URL(options.appOrigin).origin;
+  const clientId = options.clientId ?? 'gatehouse';
+  const apiResource = options.apiResource ?? `${appOrigin}/api`;
+  const defaultTtl = options.accessTokenTtlSeconds ?? 300;
+  if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1) {
+    throw new RangeError(`accessTokenTtlSeconds must be a positive whole number, got ${defaultTtl}`);
+  }
+
+  // Listen first: the default issuer needs the port that port 0 resolves to. Requests that arrive
+  // while the provider is still being built wait for it rather than hang unanswered.
+  type Handler = ReturnType<Koa['callback']>;
+  let ready: (handler: Handler) => void = () => {};
+  const handler = new Promise<Handler>((resolve) => (ready = resolve));
+  const server = createServer((req, res) => void handler.then((handle) => handle(req, res)));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? 'localhost', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const issuer = options.issuer ?? `http://localhost:${port}`;
+
+  const close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      server.closeIdleConnections();
+    });
+
+  try {
+    const signingKey = await generateSigningKey();
+    const redirectUri = `${appOrigin}/callback`;
+    const controls = options.testControls
+      ? new TestControls({
+          signingKey,
+          defaultAccessTokenTtlSeconds: defaultTtl,
+          issuer: () => issuer,
+          appOrigin,
+          clientId,
+          redirectUri,
+          routes: ROUTES,
+        })
+      : undefined;
+
+    const provider = createProvider({
+      issuer,
+      appOrigin,
+      clientId,
+      apiResource,
+      signingKey,
+      tokenTtlSeconds: () => controls?.accessTokenTtlSeconds() ?? defaultTtl,
+    });
+    if (controls) provider.use(controls.middleware());
+
+    // Our listeners replace Koa's default error printing (console.error); tests fail on console.error.
+    const app: Koa = provider;
+    app.on('error', (error: unknown) => log(`dev-idp error: ${String(error)}`));
+    provider.on('server_error', (_ctx, error) => log(`dev-idp server_error: ${String(error)}`));
+
+    ready(provider.callback());
+    for (const line of describe({ issuer, clientId, redirectUri, testControls: Boolean(controls) }))
+      log(line);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+
+  return { issuer, port, close };
+}

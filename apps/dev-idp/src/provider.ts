@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+
+import Provider, { errors } from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+
+import { accountBySub, findAccount } from './accounts.js';
+import { interactionRoutes } from './interactions.js';
+import type { SigningKey } from './keys.js';
+import { LONG_COOKIE, logoutSource } from './logout.js';
+import { UserinfoBridge } from './userinfo-bridge.js';
+import { errorPage, sendPage, signedOutPage } from './views.js';
+
+const DAY = 24 * 60 * 60;
+
+/** oidc-provider's default route paths, which we keep; named here because our middleware matches on them. */
+export const ROUTES = {
+  authorization: '/auth',
+  token: '/token',
+  userinfo: '/me',
+  jwks: '/jwks',
+  end_session: '/session/end',
+  revocation: '/token/revocation',
+} as const;
+
+export interface ProviderSettings {
+  issuer: string;
+  appOrigin: string;
+  clientId: string;
+  apiResource: string;
+  signingKey: SigningKey;
+  /** TTL of access tokens and ID tokens issued now (test controls can change it at run time). */
+  tokenTtlSeconds: () => number;
+}
+
+/** Scopes the Gatehouse API accepts; the access token's scope is the requested scopes filtered to these. */
+const API_SCOPES = 'openid profile email';
+
+export function createProvider(settings: ProviderSettings): Provider {
+  const { appOrigin, clientId, apiResource, signingKey, tokenTtlSeconds } = settings;
+  const redirectUri = `${appOrigin}/callback`;
+
+  const bridge = new UserinfoBridge(() => provider, {
+    publicKey: signingKey.publicKey,
+    audience: apiResource,
+  });
+
+  const configuration: Configuration = {
+    clients: [
+      {
+        client_id: clientId,
+        client_name: 'Gatehouse',
+        application_type: 'web',
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        redirect_uris: [redirectUri],
+        post_logout_redirect_uris: [`${appOrigin}/`],
+      },
+    ],
+    // Code flow only, so discovery does not advertise implicit or hybrid response types.
+    responseTypes: ['code'],
+    jwks: { keys: [signingKey.privateJwk] },
+    cookies: {
+      // Random per start: cookies from an earlier run simply stop matching.
+      keys: [randomBytes(32).toString('base64url')],
+      // Cookies ignore ports, so the app on localhost:3000 sees ours; distinct names avoid clashing with its own.
+      names: { session: 'dev_idp_session', interaction: 'dev_idp_interaction', resume: 'dev_idp_resume' },
+      long: LONG_COOKIE,
+      short: { httpOnly: true, sameSite: 'lax' },
+    },
+    claims: {
+      openid: ['sub'],
+      // Gatehouse reads roles with the profile scope; no extra scope to request.
+      profile: ['name', 'roles'],
+      email: ['email', 'email_verified'],
+    },
+    // Put every granted claim in the ID token, not only in userinfo.
+    conformIdTokenClaims: false,
+    findAccount,
+    pkce: { required: () => true },
+    clientBasedCORS: (_ctx, origin, client) => client.clientId === clientId && origin === appOrigin,
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    // First-party client: consent is implied, so grant whatever it asks for (docs: "skip consent" recipe).
+    loadExistingGrant: async (ctx) => {
+      const { client, session, result } = ctx.oidc;
+      if (!client || !session?.accountId) return undefined;
+      const grantId = result?.consent?.grantId ?? session.grantIdFor(client.clientId);
+      const grant =
+        (grantId ? await ctx.oidc.provider.Grant.find(grantId) : undefined) ??
+        new ctx.oidc.provider.Grant({ clientId: client.clientId, accountId: session.accountId });
+      grant.addOIDCScope(ctx.oidc.requestParamOIDCScopes);
+      grant.addOIDCClaims(ctx.oidc.requestParamClaims);
+      for (const [indicator, server] of Object.entries(ctx.oidc.resourceServers ?? {})) {
+        grant.addResourceScope(
+          indicator,
+          [...ctx.oidc.requestParamScopes].filter((s) => server.scopes.has(s)),
+        );
+      }
+      await grant.save();
+      return grant;
+    },
+    // oidc-provider drops offline_access unless the request says prompt=consent, and the SPA does not; so this
+    // first-party client gets a refresh token on every code exchange. Without offline_access they expire with
+    // the provider session (oidc-provider's default expiresWithSession), and logout revokes them anyway.
+    issueRefreshToken: (_ctx, client, code) =>
+      client.clientId === clientId && client.grantTypeAllowed('refresh_token') && code.scopes.has('openid'),
+    rotateRefreshToken: true,
+    extraTokenClaims: (_ctx, token) => {
+      const account = 'accountId' in token ? accountBySub(token.accountId) : undefined;
+      return account ? { roles: [...account.roles] } : undefined;
+    },
+    formats: { customizers: { jwt: (_ctx, token) => bridge.rememberTwin(token) } },
+    ttl: {
+      AccessToken: () => tokenTtlSeconds(),
+      IdToken: () => tokenTtlSeconds(),
+      AuthorizationCode: 60,
+      // Rotation keeps the first token's absolute lifetime.
+      RefreshToken: (ctx) => ctx.oidc.entities.RotatedRefreshToken?.remainingTTL ?? DAY,
+      Interaction: 60 * 60,
+      Session: DAY,
+      Grant: DAY,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      // A client may revoke only its own tokens: the default policy, declared so the provider does not nag.
+      revocation: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
+      },
+      userinfo: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => apiResource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resourceIndicator) => {
+          if (resourceIndicator !== apiResource) throw new errors.InvalidTarget();
+          return {
+            scope: API_SCOPES,
+            audience: apiResource,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: tokenTtlSeconds(),
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource,
+        postLogoutSuccessSource: (ctx) => sendPage(ctx, 200, 'Signed out', signedOutPage()),
+      },
+    },
+    renderError: (ctx: KoaContextWithOIDC, out) => {
+      sendPage(
+        ctx,
+        ctx.status,
+        'Error',
+        errorPage('The identity provider could not handle this request.', { ...out }),
+      );
+    },
+  };
+
+  const provider = new Provider(settings.issuer, configuration);
+  provider.use(interactionRoutes(provider));
+  provider.use(bridge.middleware(ROUTES.userinfo));
+  return provider;
+}

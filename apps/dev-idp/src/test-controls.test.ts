@@ -1,0 +1,247 @@
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import type { JSONWebKeySet } from 'jose';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+import { startDevIdp } from './index.js';
+import type { DevIdp, MisbehaviourSettings } from './index.js';
+import {
+  APP_ORIGIN,
+  CLIENT_ID,
+  CookieJar,
+  authorizationRequest,
+  exchangeCode,
+  navigate,
+  signIn,
+  signInForTokens,
+  tokenRequest,
+} from './test-support/oidc-flow.js';
+
+let idp: DevIdp;
+
+beforeAll(async () => {
+  idp = await startDevIdp({ port: 0, appOrigin: APP_ORIGIN, testControls: true, log: () => {} });
+});
+
+afterAll(async () => {
+  await idp.close();
+});
+
+afterEach(async () => {
+  await misbehave({ mode: null });
+});
+
+async function misbehave(settings: MisbehaviourSettings | Record<string, unknown>): Promise<Response> {
+  return fetch(`${idp.issuer}/__test/misbehave`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(settings),
+  });
+}
+
+async function fetchJwks(): Promise<JSONWebKeySet> {
+  return (await (await fetch(`${idp.issuer}/jwks`)).json()) as JSONWebKeySet;
+}
+
+async function verifyIdToken(idToken: string) {
+  // The checks an OpenID Connect client makes on an ID token (OIDC Core 3.1.3.7), nonce aside.
+  return jwtVerify(idToken, createLocalJWKSet(await fetchJwks()), {
+    issuer: idp.issuer,
+    audience: CLIENT_ID,
+    requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+  });
+}
+
+describe('control endpoint', () => {
+  it('reports and changes the settings', async () => {
+    const initial = await fetch(`${idp.issuer}/__test/misbehave`);
+    expect(await initial.json()).toEqual({ mode: null, accessTokenTtlSeconds: 300 });
+
+    expect((await misbehave({ mode: 'wrong-nonce', accessTokenTtlSeconds: 70 })).status).toBe(204);
+    const changed = await fetch(`${idp.issuer}/__test/misbehave`);
+    expect(await changed.json()).toEqual({ mode: 'wrong-nonce', accessTokenTtlSeconds: 70 });
+  });
+
+  it('refuses unknown modes and malformed bodies', async () => {
+    const unknown = await misbehave({ mode: 'be-evil' });
+    expect(unknown.status).toBe(400);
+    expect(await unknown.json()).toMatchObject({ error: 'invalid_request' });
+    expect((await misbehave({ mode: 'authorize-error:' })).status).toBe(400);
+    expect((await misbehave({ mode: null, accessTokenTtlSeconds: -1 })).status).toBe(400);
+    const broken = await fetch(`${idp.issuer}/__test/misbehave`, { method: 'POST', body: '{' });
+    expect(broken.status).toBe(400);
+  });
+});
+
+describe('ID token modes', () => {
+  it('behaves by default: the ID token verifies', async () => {
+    const { tokens } = await signInForTokens(idp.issuer);
+    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+  });
+
+  it.each([
+    [
+      'wrong-issuer',
+      (claims: Record<string, unknown>) => expect(claims.iss).toBe('https://wrong-issuer.example'),
+    ],
+    ['wrong-audience', (claims: Record<string, unknown>) => expect(claims.aud).toBe('someone-else')],
+    ['missing-sub', (claims: Record<string, unknown>) => expect(claims).not.toHaveProperty('sub')],
+    ['missing-iat', (claims: Record<string, unknown>) => expect(claims).not.toHaveProperty('iat')],
+    [
+      'expired',
+      (claims: Record<string, unknown>) => {
+        const now = Date.now() / 1000;
+        expect(claims.exp).toBeLessThan(now - 600);
+        expect(claims.iat).toBeLessThan(claims.exp as number);
+      },
+    ],
+  ] as const)('%s: rewrites the claim and signs with the real key', async (mode, check) => {
+    await misbehave({ mode });
+    const { tokens } = await signInForTokens(idp.issuer);
+    const claims = decodeJwt(tokens.id_token);
+    check(claims);
+    // Properly signed: only the claim checks can catch it.
+    expect(decodeProtectedHeader(tokens.id_token).kid).toBe((await fetchJwks()).keys[0]!.kid);
+    await expect(verifyIdToken(tokens.id_token)).rejects.toThrow();
+    // Everything else stays real.
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ sub: 'alice', aud: `${APP_ORIGIN}/api` });
+  });
+
+  it('wrong-nonce: the nonce differs from the one sent', async () => {
+    await misbehave({ mode: 'wrong-nonce' });
+    const { signedIn, tokens } = await signInForTokens(idp.issuer);
+    const { payload } = await verifyIdToken(tokens.id_token);
+    expect(payload.nonce).toEqual(expect.any(String));
+    expect(payload.nonce).not.toBe(signedIn.request.nonce);
+  });
+
+  it('bad-signature: same kid as the published key, signature does not verify', async () => {
+    await misbehave({ mode: 'bad-signature' });
+    const { tokens } = await signInForTokens(idp.issuer);
+    const jwks = await fetchJwks();
+    expect(jwks.keys).toHaveLength(1);
+    expect(decodeProtectedHeader(tokens.id_token).kid).toBe(jwks.keys[0]!.kid);
+    await expect(verifyIdToken(tokens.id_token)).rejects.toBeInstanceOf(
+      errors.JWSSignatureVerificationFailed,
+    );
+  });
+
+  it('rotated-key: new kid, published only on the first JWKS request after the token was issued', async () => {
+    await misbehave({ mode: 'rotated-key' });
+    const before = await fetchJwks();
+    expect(before.keys).toHaveLength(1);
+
+    const signedIn = await signIn(idp.issuer);
+    // Nothing signed with the new key yet, so the JWKS does not know it.
+    expect((await fetchJwks()).keys).toHaveLength(1);
+    const tokens = await exchangeCode(idp.issuer, signedIn);
+
+    const kid = decodeProtectedHeader(tokens.id_token).kid;
+    expect(kid).toEqual(expect.any(String));
+    expect(kid).not.toBe(before.keys[0]!.kid);
+    // A client holding the old JWKS fails on the unknown kid ...
+    await expect(
+      jwtVerify(tokens.id_token, createLocalJWKSet(before), { issuer: idp.issuer, audience: CLIENT_ID }),
+    ).rejects.toBeInstanceOf(errors.JWKSNoMatchingKey);
+    // ... and succeeds after fetching it once more.
+    const after = await fetchJwks();
+    expect(after.keys.map((key) => key.kid)).toEqual([before.keys[0]!.kid, kid]);
+    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+  });
+
+  it('no-kid: real key, no kid header, verifies against the one-key JWKS', async () => {
+    await misbehave({ mode: 'no-kid' });
+    const { tokens } = await signInForTokens(idp.issuer);
+    expect(decodeProtectedHeader(tokens.id_token)).not.toHaveProperty('kid');
+    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+  });
+
+  it('also rewrites the ID token of refresh responses', async () => {
+    const { tokens } = await signInForTokens(idp.issuer);
+    await misbehave({ mode: 'wrong-audience' });
+    const refreshed = await tokenRequest(idp.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
+    const body = (await refreshed.json()) as Record<string, string>;
+    expect(decodeJwt(body.id_token!).aud).toBe('someone-else');
+  });
+});
+
+describe('other modes', () => {
+  it('userinfo-sub-mismatch: userinfo answers another sub', async () => {
+    const { tokens } = await signInForTokens(idp.issuer);
+    await misbehave({ mode: 'userinfo-sub-mismatch' });
+    const response = await fetch(`${idp.issuer}/me`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    const userinfo = (await response.json()) as Record<string, unknown>;
+    expect(userinfo.sub).not.toBe(decodeJwt(tokens.id_token).sub);
+    expect(userinfo.name).toBe('Alice Liddell');
+  });
+
+  it('discovery-issuer-mismatch: the discovery document names another issuer', async () => {
+    await misbehave({ mode: 'discovery-issuer-mismatch' });
+    const doc = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(doc.issuer).toBe(`${idp.issuer}/other`);
+    expect(doc.token_endpoint).toBe(`${idp.issuer}/token`);
+  });
+
+  it.each(['login_required', 'access_denied'])(
+    'authorize-error:%s: redirects to the app with the error',
+    async (code) => {
+      await misbehave({ mode: `authorize-error:${code}` });
+      const auth = authorizationRequest(idp.issuer);
+      const back = await navigate(new CookieJar(), auth.url);
+      expect(back.kind).toBe('app');
+      if (back.kind !== 'app') return;
+      expect(back.url.origin + back.url.pathname).toBe(`${APP_ORIGIN}/callback`);
+      expect(back.url.searchParams.get('error')).toBe(code);
+      expect(back.url.searchParams.get('error_description')).toEqual(expect.any(String));
+      expect(back.url.searchParams.get('state')).toBe(auth.state);
+    },
+  );
+
+  it('authorize-error never redirects to an unregistered redirect_uri', async () => {
+    await misbehave({ mode: 'authorize-error:login_required' });
+    const { url } = authorizationRequest(idp.issuer, { redirect_uri: 'https://attacker.example/cb' });
+    const response = await fetch(url, { redirect: 'manual' });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('location')).toBeNull();
+  });
+
+  it('refresh-fails: refresh grants get invalid_grant (with CORS), code exchange still works', async () => {
+    await misbehave({ mode: 'refresh-fails' });
+    const { tokens } = await signInForTokens(idp.issuer);
+    const refused = await tokenRequest(idp.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
+
+    // The provider never saw it, so the same refresh token works once the mode is off.
+    await misbehave({ mode: null });
+    const accepted = await tokenRequest(idp.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
+    expect(accepted.status).toBe(200);
+  });
+
+  it('accessTokenTtlSeconds: tokens issued afterwards live that long', async () => {
+    await misbehave({ mode: null, accessTokenTtlSeconds: 70 });
+    const { tokens } = await signInForTokens(idp.issuer);
+    expect(tokens.expires_in).toBe(70);
+    const access = decodeJwt(tokens.access_token);
+    const id = decodeJwt(tokens.id_token);
+    expect(access.exp! - access.iat!).toBe(70);
+    expect(id.exp! - id.iat!).toBe(70);
+
+    await misbehave({ mode: null });
+    expect((await signInForTokens(idp.issuer)).tokens.expires_in).toBe(300);
+  });
+});

@@ -1,0 +1,262 @@
+import type { IncomingMessage } from 'node:http';
+
+import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
+import type { CryptoKey } from 'jose';
+import type Koa from 'koa';
+import { z } from 'zod';
+
+import { readText } from './body.js';
+import { generateSigningKey } from './keys.js';
+import type { SigningKey } from './keys.js';
+
+export const TEST_CONTROL_PATH = '/__test/misbehave';
+
+/** Modes that rewrite the ID token in token endpoint responses. */
+const ID_TOKEN_MODES = [
+  'wrong-issuer',
+  'wrong-audience',
+  'wrong-nonce',
+  'expired',
+  'missing-sub',
+  'missing-iat',
+  'bad-signature',
+  'rotated-key',
+  'no-kid',
+] as const;
+
+export const MISBEHAVIOUR_MODES = [
+  ...ID_TOKEN_MODES,
+  'userinfo-sub-mismatch',
+  'discovery-issuer-mismatch',
+  'refresh-fails',
+] as const;
+
+type IdTokenMode = (typeof ID_TOKEN_MODES)[number];
+export type AuthorizeErrorMode = `authorize-error:${string}`;
+export type MisbehaviourMode = (typeof MISBEHAVIOUR_MODES)[number] | AuthorizeErrorMode;
+
+export interface MisbehaviourSettings {
+  mode: MisbehaviourMode | null;
+  /** TTL of access and ID tokens issued from now on; omitted means the provider's configured TTL. */
+  accessTokenTtlSeconds?: number;
+}
+
+const AUTHORIZE_ERROR = /^authorize-error:([a-z_]+)$/;
+
+const SettingsSchema = z.strictObject({
+  mode: z.union([
+    z.enum(MISBEHAVIOUR_MODES),
+    z
+      .string()
+      .regex(AUTHORIZE_ERROR, 'must be a known mode or authorize-error:<error_code>')
+      .transform((value) => value as AuthorizeErrorMode),
+    z.null(),
+  ]),
+  accessTokenTtlSeconds: z.number().int().min(1).max(86_400).optional(),
+});
+
+export interface TestControlsDeps {
+  signingKey: SigningKey;
+  defaultAccessTokenTtlSeconds: number;
+  issuer: () => string;
+  appOrigin: string;
+  clientId: string;
+  redirectUri: string;
+  routes: { authorization: string; token: string; userinfo: string; jwks: string };
+}
+
+function isIdTokenMode(mode: MisbehaviourMode | null): mode is IdTokenMode {
+  return (ID_TOKEN_MODES as readonly string[]).includes(mode ?? '');
+}
+
+function jsonObject(body: unknown): Record<string, unknown> | undefined {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) && !Buffer.isBuffer(body)
+    ? (body as Record<string, unknown>)
+    : undefined;
+}
+
+/** Replaces a JSON response body but keeps the content type the provider chose (e.g. jwk-set+json). */
+function replaceJson(ctx: Koa.Context, body: Record<string, unknown>): void {
+  const type = ctx.response.get('Content-Type');
+  ctx.body = body;
+  if (type) ctx.set('Content-Type', type);
+}
+
+/**
+ * Makes the provider misbehave on demand so end-to-end tests can prove the SPA's checks. It post-processes real
+ * oidc-provider responses (only the part a mode names changes) or, for two modes, answers before the provider.
+ */
+export class TestControls {
+  #settings: MisbehaviourSettings = { mode: null };
+  #rotated: { key: SigningKey; issued: boolean } | undefined;
+  #rogue: Promise<SigningKey> | undefined;
+
+  constructor(private readonly deps: TestControlsDeps) {}
+
+  get settings(): MisbehaviourSettings {
+    return { ...this.#settings };
+  }
+
+  accessTokenTtlSeconds(): number {
+    return this.#settings.accessTokenTtlSeconds ?? this.deps.defaultAccessTokenTtlSeconds;
+  }
+
+  async set(settings: MisbehaviourSettings): Promise<void> {
+    // A rotated key is made per activation; the JWKS learns it only after a token signed with it went out.
+    const rotated =
+      settings.mode === 'rotated-key' ? { key: await generateSigningKey(), issued: false } : undefined;
+    this.#rotated = rotated;
+    this.#settings = { ...settings };
+  }
+
+  middleware(): Koa.Middleware {
+    return async (ctx, next) => {
+      if (ctx.path === TEST_CONTROL_PATH) {
+        await this.#control(ctx);
+        return;
+      }
+      const { mode } = this.#settings;
+      const { routes } = this.deps;
+
+      if (mode?.startsWith('authorize-error:') && ctx.method === 'GET' && ctx.path === routes.authorization) {
+        if (this.#authorizeError(ctx, mode.slice('authorize-error:'.length))) return;
+      }
+      if (mode === 'refresh-fails' && ctx.method === 'POST' && ctx.path === routes.token) {
+        if (await this.#refreshFails(ctx)) return;
+      }
+
+      await next();
+
+      const body = jsonObject(ctx.body);
+      if (ctx.status !== 200 || !body) return;
+      if (ctx.path === routes.token && isIdTokenMode(mode) && typeof body.id_token === 'string') {
+        replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode) });
+      } else if (ctx.path === routes.jwks && this.#rotated?.issued && Array.isArray(body.keys)) {
+        replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), this.#rotated.key.publicJwk] });
+      } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
+        replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
+      } else if (ctx.path === routes.userinfo && mode === 'userinfo-sub-mismatch') {
+        replaceJson(ctx, { ...body, sub: `${String(body.sub)}-other` });
+      }
+    };
+  }
+
+  async #control(ctx: Koa.Context): Promise<void> {
+    ctx.set('Cache-Control', 'no-store');
+    if (ctx.method === 'GET') {
+      ctx.body = { mode: this.#settings.mode, accessTokenTtlSeconds: this.accessTokenTtlSeconds() };
+      return;
+    }
+    if (ctx.method !== 'POST') {
+      ctx.status = 405;
+      ctx.set('Allow', 'GET, POST');
+      return;
+    }
+    let input: unknown;
+    try {
+      input = JSON.parse(await readText(ctx.req));
+    } catch {
+      input = undefined;
+    }
+    const parsed = SettingsSchema.safeParse(input);
+    if (!parsed.success) {
+      ctx.status = 400;
+      ctx.body = { error: 'invalid_request', error_description: z.prettifyError(parsed.error) };
+      return;
+    }
+    await this.set(parsed.data);
+    ctx.status = 204;
+  }
+
+  /** Answers the authorization request with an error at the (registered) redirect_uri, as a real OP would. */
+  #authorizeError(ctx: Koa.Context, error: string): boolean {
+    const { client_id: clientId, redirect_uri: redirectUri, state } = ctx.query;
+    // Never redirect anywhere unregistered: an invalid request goes to the provider, which shows its error page.
+    if (clientId !== this.deps.clientId || redirectUri !== this.deps.redirectUri) return false;
+    const target = new URL(this.deps.redirectUri);
+    target.searchParams.set('error', error);
+    target.searchParams.set(
+      'error_description',
+      `authorization failed (test control authorize-error:${error})`,
+    );
+    if (typeof state === 'string') target.searchParams.set('state', state);
+    target.searchParams.set('iss', this.deps.issuer());
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 303;
+    ctx.redirect(target.href);
+    return true;
+  }
+
+  /** Rejects refresh_token grants; other token requests continue to the provider with the body we had to read. */
+  async #refreshFails(ctx: Koa.Context): Promise<boolean> {
+    const text = await readText(ctx.req);
+    if (new URLSearchParams(text).get('grant_type') !== 'refresh_token') {
+      // oidc-provider reads an already-consumed body from req.body (it warns once that it did).
+      (ctx.req as IncomingMessage & { body?: string }).body = text;
+      return false;
+    }
+    const origin = ctx.get('Origin');
+    if (origin === this.deps.appOrigin) {
+      // Without this the browser hides the error from the SPA and reports a network failure instead.
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.vary('Origin');
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 400;
+    ctx.body = {
+      error: 'invalid_grant',
+      error_description: 'refresh token rejected (test control refresh-fails)',
+    };
+    return true;
+  }
+
+  async #rewriteIdToken(idToken: string, mode: IdTokenMode): Promise<string> {
+    const { kid: _originalKid, ...header } = decodeProtectedHeader(idToken);
+    const payload = decodeJwt(idToken);
+    let key: CryptoKey = this.deps.signingKey.privateKey;
+    let kid: string | undefined = this.deps.signingKey.kid;
+    const now = Math.floor(Date.now() / 1000);
+
+    switch (mode) {
+      case 'wrong-issuer':
+        payload.iss = 'https://wrong-issuer.example';
+        break;
+      case 'wrong-audience':
+        payload.aud = 'someone-else';
+        break;
+      case 'wrong-nonce':
+        payload.nonce = `${typeof payload.nonce === 'string' ? payload.nonce : ''}-tampered`;
+        break;
+      case 'expired':
+        // Well past any clock-skew allowance a client might use.
+        payload.iat = now - 2 * 3600;
+        payload.exp = now - 3600;
+        break;
+      case 'missing-sub':
+        delete payload.sub;
+        break;
+      case 'missing-iat':
+        delete payload.iat;
+        break;
+      case 'bad-signature':
+        // Same kid as the real key, so a client picks the published key and the signature check fails.
+        this.#rogue ??= generateSigningKey(this.deps.signingKey.kid);
+        key = (await this.#rogue).privateKey;
+        break;
+      case 'rotated-key':
+        if (this.#rotated) {
+          key = this.#rotated.key.privateKey;
+          kid = this.#rotated.key.kid;
+          this.#rotated.issued = true;
+        }
+        break;
+      case 'no-kid':
+        kid = undefined;
+        break;
+    }
+
+    return new SignJWT(payload)
+      .setProtectedHeader({ ...header, alg: 'RS256', ...(kid ? { kid } : {}) })
+      .sign(key);
+  }
+}

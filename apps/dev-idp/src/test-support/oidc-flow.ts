@@ -1,0 +1,161 @@
+// A tiny scripted "browser + SPA" for the tests: fetch with manual redirects and a cookie jar, PKCE, and the
+// authorization-code flow against a running dev-idp. Not part of the built package (see tsconfig.build.json).
+import { createHash, randomBytes } from 'node:crypto';
+
+export const APP_ORIGIN = 'http://localhost:3000';
+export const CLIENT_ID = 'gatehouse';
+export const REDIRECT_URI = `${APP_ORIGIN}/callback`;
+export const SCOPE = 'openid profile email offline_access';
+
+const base64url = (bytes: Buffer) => bytes.toString('base64url');
+
+export class CookieJar {
+  readonly #cookies = new Map<string, string>();
+
+  header(): string {
+    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+  }
+
+  store(response: Response): void {
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = cookie.split(';');
+      const at = pair.indexOf('=');
+      const name = pair.slice(0, at).trim();
+      const value = pair.slice(at + 1).trim();
+      const expired = attributes.some((a) => /expires=Thu, 01 Jan 1970/i.test(a));
+      if (expired || value === '') this.#cookies.delete(name);
+      else this.#cookies.set(name, value);
+    }
+  }
+}
+
+/** One request as a browser would make it, minus redirects, which callers follow themselves. */
+export async function request(jar: CookieJar, url: string | URL, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  const cookies = jar.header();
+  if (cookies) headers.set('Cookie', cookies);
+  const response = await fetch(url, { ...init, headers, redirect: 'manual' });
+  jar.store(response);
+  return response;
+}
+
+export function form(values: Record<string, string>): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(values).toString(),
+  };
+}
+
+export type Navigation = { kind: 'app'; url: URL } | { kind: 'page'; response: Response; url: URL };
+
+/** Follows redirects like a browser until it lands on a provider page or is sent to the app. */
+export async function navigate(jar: CookieJar, url: string | URL, init?: RequestInit): Promise<Navigation> {
+  let current = new URL(url);
+  let response = await request(jar, current, init);
+  for (let hops = 0; response.status >= 300 && response.status < 400; hops += 1) {
+    if (hops > 10) throw new Error('too many redirects');
+    const next = new URL(response.headers.get('Location') ?? '', current);
+    if (next.origin === APP_ORIGIN) return { kind: 'app', url: next };
+    current = next;
+    response = await request(jar, current);
+  }
+  return { kind: 'page', response, url: current };
+}
+
+export interface AuthorizationRequest {
+  url: URL;
+  state: string;
+  nonce: string;
+  verifier: string;
+}
+
+export function authorizationRequest(
+  issuer: string,
+  overrides: Record<string, string | undefined> = {},
+): AuthorizationRequest {
+  const verifier = base64url(randomBytes(32));
+  const state = base64url(randomBytes(12));
+  const nonce = base64url(randomBytes(12));
+  const params: Record<string, string | undefined> = {
+    client_id: CLIENT_ID,
+    response_type: 'code',
+    redirect_uri: REDIRECT_URI,
+    scope: SCOPE,
+    state,
+    nonce,
+    code_challenge: base64url(createHash('sha256').update(verifier).digest()),
+    code_challenge_method: 'S256',
+    ...overrides,
+  };
+  const url = new URL('/auth', issuer);
+  for (const [key, value] of Object.entries(params))
+    if (value !== undefined) url.searchParams.set(key, value);
+  return { url, state, nonce, verifier };
+}
+
+export function loginAction(html: string): string {
+  const action = /action="(\/interaction\/[^"]+\/login)"/.exec(html)?.[1];
+  if (!action) throw new Error(`no login form in page:\n${html}`);
+  return action;
+}
+
+export interface SignedIn {
+  jar: CookieJar;
+  request: AuthorizationRequest;
+  code: string;
+}
+
+/** Runs the browser part of the flow: /auth -> login page -> POST credentials -> back to the app with a code. */
+export async function signIn(issuer: string, username = 'alice', password = username): Promise<SignedIn> {
+  const jar = new CookieJar();
+  const auth = authorizationRequest(issuer);
+  const loginPage = await navigate(jar, auth.url);
+  if (loginPage.kind !== 'page') throw new Error(`expected the login page, got ${loginPage.url.href}`);
+  const action = loginAction(await loginPage.response.text());
+  const back = await navigate(jar, new URL(action, issuer), form({ username, password }));
+  if (back.kind !== 'app') throw new Error(`expected a redirect to the app, got page ${back.url.href}`);
+  const code = back.url.searchParams.get('code');
+  if (!code || back.url.searchParams.get('state') !== auth.state) {
+    throw new Error(`unexpected callback ${back.url.href}`);
+  }
+  return { jar, request: auth, code };
+}
+
+export interface TokenResponse {
+  access_token: string;
+  id_token: string;
+  refresh_token: string;
+  expires_in: number;
+  token_type: string;
+  scope: string;
+}
+
+/** POSTs to the token endpoint as the SPA does: a cross-origin request from the app's origin. */
+export async function tokenRequest(issuer: string, params: Record<string, string>): Promise<Response> {
+  const init = form({ client_id: CLIENT_ID, ...params });
+  return fetch(new URL('/token', issuer), {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), Origin: APP_ORIGIN },
+  });
+}
+
+export async function exchangeCode(issuer: string, signedIn: SignedIn): Promise<TokenResponse> {
+  const response = await tokenRequest(issuer, {
+    grant_type: 'authorization_code',
+    code: signedIn.code,
+    redirect_uri: REDIRECT_URI,
+    code_verifier: signedIn.request.verifier,
+  });
+  if (response.status !== 200)
+    throw new Error(`token endpoint said ${response.status}: ${await response.text()}`);
+  return (await response.json()) as TokenResponse;
+}
+
+export async function signInForTokens(
+  issuer: string,
+  username?: string,
+): Promise<{ signedIn: SignedIn; tokens: TokenResponse }> {
+  const signedIn = await signIn(issuer, username);
+  return { signedIn, tokens: await exchangeCode(issuer, signedIn) };
+}

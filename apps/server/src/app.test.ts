@@ -1,0 +1,109 @@
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, embedJson } from './app.js';
+import { loadConfig } from './config.js';
+
+const lines: string[] = [];
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  const webRoot = await mkdtemp(join(tmpdir(), 'gatehouse-web-'));
+  await mkdir(join(webRoot, 'assets'));
+  await writeFile(
+    join(webRoot, 'index.html'),
+    '<html><head><script id="gatehouse-config" type="application/json">\n{}\n</script></head><body></body></html>',
+  );
+  await writeFile(join(webRoot, 'assets', 'app-abc123.js'), 'console.log(1)');
+  const config = loadConfig({
+    OIDC_AUTHORITY: 'http://127.0.0.1:9',
+    OIDC_CLIENT_ID: 'gatehouse',
+    APPLICATIONINSIGHTS_CONNECTION_STRING:
+      'InstrumentationKey=k;IngestionEndpoint=https://ingest.example.com/',
+  });
+  const app = createApp({
+    config,
+    authority: 'http://127.0.0.1:9',
+    webRoot: pathToFileURL(`${webRoot}/`),
+    log: (line) => lines.push(line),
+    fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+describe('the app server', () => {
+  it('serves the SPA for any page with the public configuration embedded as data', async () => {
+    const response = await fetch(`${base}/profile`, { headers: { accept: 'text/html' } });
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    const json =
+      /<script id="gatehouse-config" type="application\/json">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
+    expect(JSON.parse(json)).toEqual({
+      oidc: {
+        authority: 'http://127.0.0.1:9',
+        clientId: 'gatehouse',
+        scope: 'openid profile email offline_access',
+        rolesClaim: 'roles',
+        tokenStore: 'session',
+        extraQueryParams: {},
+      },
+      telemetry: { connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://ingest.example.com/' },
+    });
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('sends a strict CSP naming only the app, the provider and the telemetry endpoint', async () => {
+    const response = await fetch(`${base}/`, { headers: { accept: 'text/html' } });
+    const csp = response.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("connect-src 'self' http://127.0.0.1:9 https://ingest.example.com;");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toMatch(/unsafe-(inline|eval)/);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('strict-transport-security')).toBeNull();
+  });
+
+  it('serves hashed assets as immutable', async () => {
+    const response = await fetch(`${base}/assets/app-abc123.js`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toContain('immutable');
+  });
+
+  it('answers unknown API paths with JSON 404, and /api/me without a token with 401', async () => {
+    const missing = await fetch(`${base}/api/nothing`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ error: 'not_found' });
+    expect((await fetch(`${base}/api/me`)).status).toBe(401);
+  });
+
+  it('answers 503 when the provider cannot be reached to check a token', async () => {
+    const response = await fetch(`${base}/api/me`, { headers: { authorization: 'Bearer a.b.c' } });
+    expect(response.status).toBe(503);
+  });
+
+  it('never logs a query string (it can hold an authorization code)', async () => {
+    await fetch(`${base}/callback?code=SECRET-CODE&state=SECRET-STATE`, { headers: { accept: 'text/html' } });
+    const line = lines.find((entry) => entry.startsWith('GET /callback'));
+    expect(line).toMatch(/^GET \/callback 200 \d+ms$/);
+    expect(lines.join('\n')).not.toContain('SECRET');
+  });
+});
+
+describe('embedJson', () => {
+  it('cannot be used to close the script element', () => {
+    const text = embedJson({ evil: '</script><script>alert(1)</script>' });
+    expect(text).not.toContain('</script>');
+    expect(JSON.parse(text)).toEqual({ evil: '</script><script>alert(1)</script>' });
+  });
+});

@@ -1,0 +1,170 @@
+import { readFile } from 'node:fs/promises';
+import compression from 'compression';
+import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
+import { ProviderMetadataCache } from './auth/provider-metadata.js';
+import { parseConnectionString, type ServerConfig } from './config.js';
+
+export interface AppOptions {
+  config: ServerConfig;
+  /** The authority in effect: the configured one, or the local development provider's. */
+  authority: string;
+  /** The built SPA (apps/web/dist). */
+  webRoot: URL;
+  log?: (line: string) => void;
+  fetchImpl?: typeof fetch;
+}
+
+/** The public subset of the configuration the SPA receives at run time: never a secret. */
+export function publicConfig(config: ServerConfig, authority: string) {
+  return {
+    oidc: {
+      authority,
+      clientId: config.oidc.clientId,
+      scope: config.oidc.scope,
+      rolesClaim: config.oidc.rolesClaim,
+      tokenStore: config.oidc.tokenStore,
+      extraQueryParams: config.oidc.extraQueryParams,
+    },
+    telemetry: config.telemetry.connectionString
+      ? { connectionString: config.telemetry.connectionString }
+      : {},
+  };
+}
+
+/** JSON inside <script type="application/json">: `<` is escaped so no value can close the element. */
+export function embedJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+export function createApp(options: AppOptions) {
+  const { config, authority } = options;
+  const log = options.log ?? ((line: string) => console.info(line));
+  const metadata = new ProviderMetadataCache(authority, options.fetchImpl);
+  // Learn the provider's endpoints early, for the Content-Security-Policy; failure is retried later.
+  metadata
+    .get()
+    .catch((error: unknown) => log(`warning: identity provider discovery failed: ${String(error)}`));
+  const verify = createTokenVerifier({
+    issuer: authority,
+    audience: config.oidc.audience,
+    rolesClaim: config.oidc.rolesClaim,
+    metadata,
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+
+  // Access log: method, path and status only; a query string can carry an authorization code.
+  app.use((req, res, next) => {
+    const started = performance.now();
+    res.on('finish', () => {
+      log(`${req.method} ${req.path} ${res.statusCode} ${Math.round(performance.now() - started)}ms`);
+    });
+    next();
+  });
+
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          'default-src': ["'self'"],
+          'script-src': ["'self'"],
+          'style-src': ["'self'"],
+          'img-src': ["'self'", 'data:'],
+          'font-src': ["'self'"],
+          'connect-src': ["'self'", () => connectOrigins(authority, metadata, config).join(' ')],
+          'frame-ancestors': ["'none'"],
+          'form-action': ["'self'"],
+          'base-uri': ["'none'"],
+          'object-src': ["'none'"],
+        },
+      },
+      referrerPolicy: { policy: 'no-referrer' },
+      // HSTS only where the request really came over https (set below).
+      strictTransportSecurity: false,
+    }),
+  );
+  app.use((req, res, next) => {
+    if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    next();
+  });
+  app.use(compression());
+
+  // --- the product API ---
+  const api = express.Router();
+  api.use(express.json({ limit: '100kb' }));
+  api.get('/me', requireBearer(verify), (_req, res: Response<ApiUser>) => {
+    res.set('Cache-Control', 'no-store').json(res.locals.user as ApiUser);
+  });
+  api.use((_req, res) => {
+    res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
+  });
+  app.use('/api', api);
+
+  // --- the SPA ---
+  const indexHtml = renderIndex(options.webRoot, publicConfig(config, authority));
+  app.use(
+    '/assets',
+    express.static(new URL('assets/', options.webRoot).pathname, {
+      immutable: true,
+      maxAge: '1y',
+      index: false,
+    }),
+  );
+  app.use(express.static(options.webRoot.pathname, { index: false, maxAge: '1h' }));
+  app.get('/{*path}', async (req: Request, res: Response, next) => {
+    if (!req.accepts('html')) return next();
+    try {
+      res
+        .set('Cache-Control', 'no-store')
+        .type('html')
+        .send(await indexHtml);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    const status =
+      (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 500)
+      log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    res.status(status).json({
+      error: status >= 500 ? 'server_error' : 'bad_request',
+      message:
+        status === 503
+          ? (error as Error).message
+          : status >= 500
+            ? 'Something went wrong on the server.'
+            : 'The request is invalid.',
+    });
+  };
+  app.use(onError);
+  return app;
+}
+
+function connectOrigins(authority: string, metadata: ProviderMetadataCache, config: ServerConfig): string[] {
+  const origins = new Set(metadata.current()?.origins ?? [new URL(authority).origin]);
+  const ingestion = telemetryOrigin(config.telemetry.connectionString);
+  if (ingestion) origins.add(ingestion);
+  return [...origins];
+}
+
+function telemetryOrigin(connectionString: string | undefined): string | undefined {
+  const endpoint = connectionString && parseConnectionString(connectionString).ingestionendpoint;
+  return endpoint && URL.canParse(endpoint) ? new URL(endpoint).origin : undefined;
+}
+
+async function renderIndex(webRoot: URL, config: unknown): Promise<string> {
+  const html = await readFile(new URL('index.html', webRoot), 'utf8');
+  const marker = /(<script id="gatehouse-config" type="application\/json">)[\s\S]*?(<\/script>)/;
+  if (!marker.test(html)) throw new Error('The built index.html has no gatehouse-config element.');
+  return html.replace(marker, (_match, open: string, close: string) => `${open}${embedJson(config)}${close}`);
+}

@@ -1,0 +1,63 @@
+/** The parts of an OpenID Provider's discovery document the server uses. */
+export interface ProviderMetadata {
+  issuer: string;
+  jwks_uri: string;
+  /** Origins the browser talks to for this provider (token, userinfo, JWKS, revocation...). */
+  origins: string[];
+}
+
+/**
+ * OpenID Connect Discovery 1.0, section 4: fetches the provider's configuration. The issuer it names
+ * must equal the configured authority (section 4.3). A failed fetch is tried again on next use, so a
+ * provider that is down at start does not stop the server.
+ */
+export class ProviderMetadataCache {
+  private pending: Promise<ProviderMetadata> | undefined;
+  private known: ProviderMetadata | undefined;
+
+  constructor(
+    private readonly authority: string,
+    private readonly fetchImpl: typeof fetch = fetch,
+  ) {}
+
+  get(): Promise<ProviderMetadata> {
+    this.pending ??= this.load().then(
+      (metadata) => (this.known = metadata),
+      (error: unknown) => {
+        this.pending = undefined;
+        throw error;
+      },
+    );
+    return this.pending;
+  }
+
+  /** Whatever is known right now, without waiting (for building headers). */
+  current(): ProviderMetadata | undefined {
+    return this.known;
+  }
+
+  private async load(): Promise<ProviderMetadata> {
+    const url = `${this.authority.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    const response = await this.fetchImpl(url, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+    const document = (await response.json()) as Record<string, unknown>;
+    if (document.issuer !== this.authority) {
+      throw new Error(
+        `The discovery document's issuer ${JSON.stringify(document.issuer)} differs from the authority ${this.authority}`,
+      );
+    }
+    if (typeof document.jwks_uri !== 'string') throw new Error('The discovery document has no jwks_uri');
+    const origins = new Set<string>([new URL(this.authority).origin]);
+    for (const key of [
+      'token_endpoint',
+      'userinfo_endpoint',
+      'jwks_uri',
+      'revocation_endpoint',
+      'end_session_endpoint',
+    ]) {
+      const value = document[key];
+      if (typeof value === 'string' && URL.canParse(value)) origins.add(new URL(value).origin);
+    }
+    return { issuer: document.issuer, jwks_uri: document.jwks_uri, origins: [...origins] };
+  }
+}

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('starts with no configuration at all: local provider, defaults from the issue', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.devIdp.port).toBe(3001);
+    expect(config.oidc).toEqual({
+      authority: undefined,
+      clientId: 'gatehouse',
+      scope: 'openid profile email offline_access',
+      rolesClaim: 'roles',
+      tokenStore: 'session',
+      audience: 'http://localhost:3000/api',
+      extraQueryParams: {},
+    });
+  });
+
+  it('takes a real provider from the environment', () => {
+    const config = loadConfig({
+      OIDC_AUTHORITY: 'https://tenant.eu.auth0.com/',
+      OIDC_CLIENT_ID: 'abc',
+      OIDC_AUDIENCE: 'https://api.example.com',
+      OIDC_EXTRA_AUTH_PARAMS: 'audience=https://api.example.com',
+      OIDC_TOKEN_STORE: 'memory',
+      PORT: '8080',
+      PUBLIC_ORIGIN: 'https://app.example.com/',
+    });
+    expect(config.oidc.authority).toBe('https://tenant.eu.auth0.com/');
+    expect(config.oidc.extraQueryParams).toEqual({ audience: 'https://api.example.com' });
+    expect(config.oidc.tokenStore).toBe('memory');
+    expect(config.publicOrigin).toBe('https://app.example.com');
+    expect(config.port).toBe(8080);
+  });
+
+  it('names every missing or invalid key in one message', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        OIDC_AUTHORITY: 'not a url',
+        PORT: '70000',
+        OIDC_TOKEN_STORE: 'cookie',
+        OIDC_SCOPE: 'profile email',
+        APPLICATIONINSIGHTS_CONNECTION_STRING: 'IngestionEndpoint=https://x.example.com/',
+      });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    for (const key of [
+      'OIDC_AUTHORITY',
+      'PORT',
+      'OIDC_TOKEN_STORE',
+      'OIDC_SCOPE',
+      'APPLICATIONINSIGHTS_CONNECTION_STRING',
+    ]) {
+      expect(message).toContain(key);
+    }
+  });
+
+  it('requires a client id with a real provider', () => {
+    expect(() => loadConfig({ OIDC_AUTHORITY: 'https://login.example.com' })).toThrow(
+      /OIDC_CLIENT_ID: is required/,
+    );
+  });
+
+  it('accepts an Azure Monitor connection string', () => {
+    const value =
+      'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
+    expect(loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value }).telemetry.connectionString).toBe(
+      value,
+    );
+  });
+});

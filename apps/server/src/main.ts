@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+import type { Server } from 'node:http';
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+
+/** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
+async function main() {
+  const config = loadConfig(process.env);
+  const closers: Array<() => Promise<void>> = [];
+  let authority = config.oidc.authority;
+
+  if (authority === undefined) {
+    const { startDevIdp } = await import('@gatehouse/dev-idp');
+    const idp = await startDevIdp({
+      port: config.devIdp.port,
+      appOrigin: config.publicOrigin,
+      clientId: config.oidc.clientId,
+      apiResource: config.oidc.audience,
+      testControls: config.devIdp.testControls,
+      ...(config.devIdp.accessTokenTtlSeconds === undefined
+        ? {}
+        : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
+    });
+    closers.push(() => idp.close());
+    authority = idp.issuer;
+  }
+
+  const app = createApp({ config, authority, webRoot: new URL('../../web/dist/', import.meta.url) });
+  const server: Server = await new Promise((resolve, reject) => {
+    const listening = app.listen(config.port, (error?: Error) =>
+      error ? reject(error) : resolve(listening),
+    );
+  });
+  closers.unshift(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+
+  console.info(`Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`);
+  console.info(
+    `Identity provider: ${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`,
+  );
+  console.info('Press Ctrl-C to stop.');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.info(`${signal} received: stopping.`);
+    void Promise.allSettled(closers.map((close) => close())).then(() => process.exit(0));
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : error);
+  process.exit(1);
+});

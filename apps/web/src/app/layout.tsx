@@ -1,0 +1,65 @@
+import type { ReactNode } from 'react';
+import { Link } from 'wouter';
+import { useAuth } from '../auth/auth-context';
+
+export function Layout({ children }: { children: ReactNode }) {
+  return (
+    <>
+      <header className="topbar">
+        <Link href="/" className="brand">
+          Gatehouse
+        </Link>
+        <nav aria-label="Main">
+          <Link href="/">Home</Link>
+          <Link href="/profile">Profile</Link>
+        </nav>
+        <AccountArea />
+      </header>
+      <SessionNotice />
+      <main>{children}</main>
+    </>
+  );
+}
+
+function AccountArea() {
+  const { state, signIn, signOut } = useAuth();
+  if (state.status === 'loading') return <div className="account" aria-busy="true" />;
+  if (state.status === 'signed-out') {
+    return (
+      <div className="account">
+        <button
+          type="button"
+          className="button primary"
+          onClick={() => void signIn('/').catch(() => undefined)}
+        >
+          Sign in
+        </button>
+      </div>
+    );
+  }
+  return (
+    <div className="account">
+      <span className="who" data-testid="display-name">
+        {state.user.name}
+      </span>
+      <button type="button" className="button" onClick={() => void signOut()}>
+        Sign out
+      </button>
+    </div>
+  );
+}
+
+/** Codes that end an existing session; every other notice is a sign-in attempt that failed. */
+const sessionEndings = new Set(['renewal_failed', 'session_expired']);
+
+/** Why the user is signed out, when there is a reason worth telling (renewal failed, provider down). */
+function SessionNotice() {
+  const { state } = useAuth();
+  if (state.status !== 'signed-out' || !state.notice || window.location.pathname === '/callback') return null;
+  const { code, message } = state.notice;
+  return (
+    <div className="notice" role="status" data-error-code={code}>
+      {sessionEndings.has(code) ? message : `Sign-in failed. ${message}`}
+    </div>
+  );
+}

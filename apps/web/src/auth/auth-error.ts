@@ -1,0 +1,38 @@
+/** Stable codes for everything that can end a sign-in or a session. */
+export type AuthErrorCode =
+  | 'provider_error'
+  | 'state_mismatch'
+  | 'issuer_mismatch'
+  | 'id_token_invalid'
+  | 'userinfo_mismatch'
+  | 'token_request_failed'
+  | 'provider_unreachable'
+  | 'renewal_failed'
+  | 'session_expired'
+  | 'config_invalid';
+
+/** An error whose message is one sentence a user can act on; the cause keeps the technical detail. */
+export class AuthError extends Error {
+  override readonly name = 'AuthError';
+  constructor(
+    readonly code: AuthErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const providerErrorSentences: Record<string, string> = {
+  access_denied: 'The sign-in was cancelled or access was denied at the identity provider.',
+  login_required: 'The identity provider needs you to sign in again.',
+  interaction_required: 'The identity provider needs you to complete a step before signing in.',
+  consent_required: 'The identity provider needs your consent before signing you in.',
+  temporarily_unavailable: 'The identity provider is temporarily unavailable.',
+  server_error: 'The identity provider had an internal error.',
+};
+
+/** OpenID Connect Core 3.1.2.6: the provider's error code, as a sentence. */
+export function providerErrorSentence(error: string): string {
+  return providerErrorSentences[error] ?? `The identity provider refused the sign-in (${error}).`;
+}

@@ -1,0 +1,126 @@
+import { render, screen, waitFor } from '@testing-library/react';
+import { StrictMode } from 'react';
+import { Router } from 'wouter';
+import { memoryLocation } from 'wouter/memory-location';
+import { describe, expect, it, vi } from 'vitest';
+import { AuthProvider } from './auth-context';
+import type { AuthSession, AuthState, CallbackResult } from './auth-state';
+import { CallbackPage } from './callback-page';
+import { RequireAuth } from './require-auth';
+
+function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): AuthSession {
+  return {
+    getState: () => state,
+    subscribe: () => () => {},
+    signIn: vi.fn(() => Promise.resolve()),
+    signOut: vi.fn(() => Promise.resolve()),
+    completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
+    getAccessToken: vi.fn(() => Promise.resolve(null)),
+    ...overrides,
+  };
+}
+
+function renderWith(session: AuthSession, ui: React.ReactNode, path = '/') {
+  const location = memoryLocation({ path, record: true });
+  const loadSession = () => Promise.resolve(session);
+  render(
+    <StrictMode>
+      <Router hook={location.hook}>
+        <AuthProvider loadSession={loadSession}>{ui}</AuthProvider>
+      </Router>
+    </StrictMode>,
+  );
+  return location;
+}
+
+describe('RequireAuth', () => {
+  it('sends a signed-out visitor to sign in, coming back to where they were', async () => {
+    window.history.replaceState(null, '', '/profile?tab=2');
+    const session = fakeSession({ status: 'signed-out' });
+    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    await waitFor(() => expect(session.signIn).toHaveBeenCalledWith('/profile?tab=2'));
+    expect(screen.queryByText('secret')).toBeNull();
+  });
+
+  it('never redirects on its own when the user was signed out for a reason', async () => {
+    const session = fakeSession({
+      status: 'signed-out',
+      notice: { code: 'renewal_failed', message: 'Your session could not be renewed.' },
+    });
+    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    expect(await screen.findByRole('heading', { name: 'Sign in required' })).toBeTruthy();
+    expect(session.signIn).not.toHaveBeenCalled();
+  });
+
+  it('shows the page to a signed-in user', async () => {
+    const session = fakeSession({
+      status: 'signed-in',
+      user: { sub: 'a', name: 'A', email: undefined, roles: [], expiresAt: 0, renewsAt: null },
+    });
+    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    expect(await screen.findByText('secret')).toBeTruthy();
+  });
+});
+
+describe('CallbackPage', () => {
+  it('goes to the page sign-in started from, replacing the callback entry', async () => {
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    const session = fakeSession(
+      { status: 'signed-out' },
+      { completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/profile' })) },
+    );
+    const location = renderWith(session, <CallbackPage />, '/callback');
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/profile'));
+    expect(location.history).not.toContain('/callback?code=c&state=s');
+  });
+
+  it('shows why sign-in failed, with a way to try again, and drops code and state from the URL', async () => {
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    const session = fakeSession(
+      { status: 'signed-out' },
+      {
+        completeSignIn: vi.fn(() =>
+          Promise.resolve<CallbackResult>({
+            ok: false,
+            error: {
+              code: 'id_token_invalid',
+              message: "The identity provider's ID token was rejected: it has expired.",
+            },
+          }),
+        ),
+      },
+    );
+    renderWith(session, <CallbackPage />, '/callback');
+    expect(await screen.findByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    expect(screen.getByRole('alert').textContent).toContain('it has expired');
+    expect(screen.getByRole('button', { name: 'Try again' })).toBeTruthy();
+    expect(window.location.search).toBe('');
+  });
+
+  it('keeps showing the failure when the session state changes afterwards', async () => {
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    let state: AuthState = { status: 'loading' };
+    const listeners = new Set<() => void>();
+    const failure = {
+      code: 'state_mismatch' as const,
+      message: 'This sign-in response does not belong here.',
+    };
+    const session = fakeSession(state, {
+      getState: () => state,
+      subscribe: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      completeSignIn: vi.fn(() => {
+        state = { status: 'signed-out', notice: failure };
+        listeners.forEach((listener) => listener());
+        return Promise.resolve({ ok: false, error: failure } as const);
+      }),
+    });
+    const location = renderWith(session, <CallbackPage />, '/callback');
+    expect(await screen.findByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    expect(location.history).not.toContain('/');
+  });
+});

@@ -1,0 +1,36 @@
+import type { AuthErrorCode } from './auth-error';
+
+/** Who is signed in, as features see it: claims only, never tokens. */
+export interface AuthUser {
+  sub: string;
+  name: string;
+  email: string | undefined;
+  roles: string[];
+  /** Epoch seconds when the access token expires. */
+  expiresAt: number;
+  /** Epoch seconds when this tab plans to renew it, or null when it cannot be renewed. */
+  renewsAt: number | null;
+}
+
+/** A sentence the user should read: why they are signed out, or why sign-in failed. */
+export interface AuthNotice {
+  code: AuthErrorCode;
+  message: string;
+}
+
+export type AuthState =
+  | { status: 'loading' }
+  | { status: 'signed-out'; notice?: AuthNotice }
+  | { status: 'signed-in'; user: AuthUser };
+
+export type CallbackResult = { ok: true; returnTo: string } | { ok: false; error: AuthNotice };
+
+/** The session as the React layer drives it; implemented by the lazily loaded OIDC session. */
+export interface AuthSession {
+  getState: () => AuthState;
+  subscribe: (listener: () => void) => () => void;
+  signIn: (returnTo: string) => Promise<void>;
+  signOut: () => Promise<void>;
+  completeSignIn: (url: string) => Promise<CallbackResult>;
+  getAccessToken: () => Promise<string | null>;
+}

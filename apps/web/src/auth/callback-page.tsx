@@ -1,0 +1,58 @@
+import { useEffect, useState } from 'react';
+import { useLocation } from 'wouter';
+import type { AuthNotice } from './auth-state';
+import { useAuth } from './auth-context';
+
+/**
+ * The redirect URI. It hands the response to the session (which processes it once), then replaces
+ * this history entry so neither the address bar nor the history keeps `code` or `state`.
+ */
+export function CallbackPage() {
+  const { completeSignIn, signIn } = useAuth();
+  const [, navigate] = useLocation();
+  const [failure, setFailure] = useState<AuthNotice | null>(null);
+
+  useEffect(() => {
+    const url = window.location.href;
+    if (!window.location.search && !window.location.hash) {
+      navigate('/', { replace: true });
+      return;
+    }
+    void completeSignIn(url).then((result) => {
+      if (result.ok) {
+        navigate(result.returnTo, { replace: true });
+      } else {
+        window.history.replaceState(null, '', '/callback');
+        setFailure(result.error);
+      }
+    });
+  }, [completeSignIn, navigate]);
+
+  if (!failure) {
+    return (
+      <section className="page" aria-busy="true">
+        <p>Signing you in…</p>
+      </section>
+    );
+  }
+  return (
+    <section className="page">
+      <h1>Sign-in failed</h1>
+      <p role="alert" data-error-code={failure.code}>
+        {failure.message}
+      </p>
+      <p className="actions">
+        <button
+          type="button"
+          className="button primary"
+          onClick={() => void signIn('/').catch(() => undefined)}
+        >
+          Try again
+        </button>
+        <a className="button" href="/">
+          Back to home
+        </a>
+      </p>
+    </section>
+  );
+}

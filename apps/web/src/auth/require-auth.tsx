@@ -1,0 +1,43 @@
+import { useEffect, type ReactNode } from 'react';
+import { useAuth } from './auth-context';
+
+/**
+ * Guards a protected route. A signed-out visitor is sent to sign in and comes back here; one who was
+ * signed out for a reason (renewal failed, provider unreachable) reads why and chooses, so a
+ * failure never turns into a redirect loop.
+ */
+export function RequireAuth({ children }: { children: ReactNode }) {
+  const { state, signIn } = useAuth();
+  const mustSignIn = state.status === 'signed-out' && !state.notice;
+
+  useEffect(() => {
+    if (mustSignIn) {
+      const { pathname, search, hash } = window.location;
+      void signIn(`${pathname}${search}${hash}`).catch(() => undefined);
+    }
+  }, [mustSignIn, signIn]);
+
+  if (state.status === 'signed-in') return children;
+  if (state.status === 'signed-out' && state.notice) {
+    return (
+      <section className="page">
+        <h1>Sign in required</h1>
+        <p>You need to be signed in to see this page.</p>
+        <p className="actions">
+          <button
+            type="button"
+            className="button primary"
+            onClick={() => void signIn(window.location.pathname).catch(() => undefined)}
+          >
+            Sign in
+          </button>
+        </p>
+      </section>
+    );
+  }
+  return (
+    <section className="page" aria-busy="true">
+      <p>Checking your session…</p>
+    </section>
+  );
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { safeReturnTo } from './return-to';
+
+describe('safeReturnTo', () => {
+  it('keeps a path on this origin with its query and fragment', () => {
+    expect(safeReturnTo('/profile?tab=1#top')).toBe('/profile?tab=1#top');
+  });
+
+  it.each([
+    'https://evil.example.com/',
+    '//evil.example.com/',
+    '/\\evil.example.com',
+    'javascript:alert(1)',
+    '/callback?code=x',
+    '',
+    undefined,
+    42,
+  ])('falls back to the home page for %s', (candidate) => {
+    expect(safeReturnTo(candidate)).toBe('/');
+  });
+});

@@ -1,0 +1,67 @@
+import { useEffect, useState } from 'react';
+import { useAuth } from '../../auth/auth-context';
+import { useApi } from '../../auth/use-api';
+
+interface Me {
+  sub: string;
+  name: string | null;
+  email: string | null;
+  roles: string[];
+  issuer: string;
+}
+
+type Load<T> = { status: 'loading' } | { status: 'ready'; data: T } | { status: 'failed'; message: string };
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
+
+export default function ProfilePage() {
+  const { state } = useAuth();
+  const api = useApi();
+  const [me, setMe] = useState<Load<Me>>({ status: 'loading' });
+
+  useEffect(() => {
+    let active = true;
+    api<Me>('/api/me').then(
+      (data) => active && setMe({ status: 'ready', data }),
+      (error: unknown) =>
+        active &&
+        setMe({ status: 'failed', message: error instanceof Error ? error.message : String(error) }),
+    );
+    return () => {
+      active = false;
+    };
+  }, [api]);
+
+  if (state.status !== 'signed-in') return null;
+  const { user } = state;
+  return (
+    <section className="page">
+      <h1>Your profile</h1>
+      <dl className="facts">
+        <dt>Name</dt>
+        <dd data-testid="profile-name">{user.name}</dd>
+        <dt>Email</dt>
+        <dd data-testid="profile-email">{user.email ?? '—'}</dd>
+        <dt>Roles</dt>
+        <dd data-testid="profile-roles">{user.roles.length ? user.roles.join(', ') : 'none'}</dd>
+        <dt>Session renews</dt>
+        <dd data-testid="profile-renews">
+          {user.renewsAt
+            ? timeFormat.format(user.renewsAt * 1000)
+            : 'not renewable: sign in again when it ends'}
+        </dd>
+      </dl>
+      <h2>What the API sees</h2>
+      <p>
+        The answer of <code>GET /api/me</code>, which checks your access token on the server:
+      </p>
+      {me.status === 'loading' && <p aria-busy="true">Loading…</p>}
+      {me.status === 'failed' && <p role="alert">The API call failed: {me.message}</p>}
+      {me.status === 'ready' && (
+        <pre className="api-answer" data-testid="api-me">
+          {JSON.stringify(me.data, null, 2)}
+        </pre>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,54 @@
+import { expect, test } from '@playwright/test';
+import { IDP } from '../playwright.config';
+import { misbehave, signIn, storedSession } from './support';
+
+test('the API refuses a missing or malformed token with a bearer challenge', async ({ request }) => {
+  const missing = await request.get('/api/me');
+  expect(missing.status()).toBe(401);
+  expect(missing.headers()['www-authenticate']).toBe('Bearer realm="gatehouse"');
+
+  const malformed = await request.get('/api/me', { headers: { Authorization: 'Bearer not-a-jwt' } });
+  expect(malformed.status()).toBe(401);
+  expect(malformed.headers()['www-authenticate']).toContain('error="invalid_token"');
+});
+
+test('the API refuses a token for another audience and an expired token', async ({ page, request }) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 2 });
+  await page.goto('/');
+  await signIn(page);
+  const session = JSON.parse((await storedSession(page)) ?? '{}') as {
+    id_token: string;
+    access_token: string;
+  };
+  await page.close(); // stop the tab from renewing meanwhile
+
+  // The ID token is a real, signed token of the same provider, but for the client, not the API.
+  const wrongAudience = await request.get('/api/me', {
+    headers: { Authorization: `Bearer ${session.id_token}` },
+  });
+  expect(wrongAudience.status()).toBe(401);
+  expect(wrongAudience.headers()['www-authenticate']).toContain('another audience');
+
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const expired = await request.get('/api/me', {
+    headers: { Authorization: `Bearer ${session.access_token}` },
+  });
+  expect(expired.status()).toBe(401);
+  expect(expired.headers()['www-authenticate']).toContain('expired');
+  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
+});
+
+test('pages carry a strict Content-Security-Policy and the other security headers', async ({ request }) => {
+  const response = await request.get('/');
+  const headers = response.headers();
+  const csp = headers['content-security-policy'] ?? '';
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toMatch(new RegExp(`connect-src 'self' ${IDP}(;|$| )`));
+  expect(headers['referrer-policy']).toBe('no-referrer');
+  expect(headers['x-content-type-options']).toBe('nosniff');
+  expect(headers['strict-transport-security']).toBeUndefined(); // plain http: HSTS only over https
+  const html = await response.text();
+  expect(html).toContain('<script id="gatehouse-config" type="application/json">{"oidc":');
+});

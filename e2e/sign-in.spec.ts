@@ -1,0 +1,159 @@
+import { expect, test } from '@playwright/test';
+import { APP, IDP } from '../playwright.config';
+import { ACCOUNTS, historyUrls, logInAtProvider, misbehave, signIn, storedSession } from './support';
+
+test.beforeEach(async ({ request }) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
+});
+
+test('a newcomer signs in, stays signed in across a reload, and no code or state is left behind', async ({
+  page,
+}) => {
+  const tokenRequests: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().startsWith(IDP) && request.url().includes('/token')) {
+      tokenRequests.push(request.url());
+    }
+  });
+
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'Welcome to Gatehouse' })).toBeVisible();
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+
+  // The provider's own login page, with labelled fields and the demo accounts as a hint.
+  await expect(page.getByLabel('Username')).toBeVisible();
+  await expect(page.getByLabel('Password')).toBeVisible();
+  await expect(page.getByText('alice', { exact: false }).first()).toBeVisible();
+  await logInAtProvider(page, ACCOUNTS.alice);
+
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  await expect(page.getByRole('button', { name: 'Sign out' })).toBeVisible();
+  await expect(page).toHaveURL(`${APP}/`);
+  expect(tokenRequests).toHaveLength(1); // the callback is processed exactly once
+  for (const url of [page.url(), ...(await historyUrls(page))].filter((u) => u.startsWith(APP))) {
+    expect(url).not.toMatch(/[?&#](code|state|session_state)=/);
+  }
+
+  await page.reload();
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+});
+
+test('the profile shows who the user is, when the session renews, and what the API sees', async ({
+  page,
+}) => {
+  await page.goto('/');
+  await signIn(page, ACCOUNTS.admin);
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('profile-name')).toHaveText('Ada Admin');
+  await expect(page.getByTestId('profile-email')).toHaveText('admin@example.com');
+  await expect(page.getByTestId('profile-roles')).toContainText('admin');
+  await expect(page.getByTestId('profile-renews')).toHaveText(/\d{1,2}:\d{2}:\d{2}/);
+  const answer = JSON.parse((await page.getByTestId('api-me').textContent()) ?? '{}') as Record<
+    string,
+    unknown
+  >;
+  expect(answer).toMatchObject({ sub: 'admin', issuer: IDP });
+  expect(answer.roles).toContain('admin');
+});
+
+test('opening /profile signed out goes through sign-in and comes back to /profile', async ({ page }) => {
+  await page.goto('/profile?tab=details');
+  await logInAtProvider(page, ACCOUNTS.alice);
+  await expect(page).toHaveURL(`${APP}/profile?tab=details`);
+  await expect(page.getByTestId('profile-name')).toHaveText('Alice Liddell');
+});
+
+test('sign-out ends the session at the provider, removes the tokens and returns home', async ({ page }) => {
+  const endSession: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().startsWith(`${IDP}/session/end`)) endSession.push(request.url());
+  });
+  await page.goto('/');
+  await signIn(page);
+  expect(await storedSession(page)).not.toBeNull();
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await expect(page).toHaveURL(`${APP}/`);
+  await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+  expect(await storedSession(page)).toBeNull();
+  const first = new URL(endSession[0] ?? 'http://missing');
+  expect(first.searchParams.get('id_token_hint')).toBeTruthy();
+  expect(first.searchParams.get('post_logout_redirect_uri')).toBe(`${APP}/`);
+
+  // The provider's session is gone too: signing in again asks for the password.
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByLabel('Username')).toBeVisible();
+});
+
+test('signing in and out in one tab is reflected in every other tab within a second', async ({ context }) => {
+  const first = await context.newPage();
+  const second = await context.newPage();
+  await first.goto('/');
+  await second.goto('/');
+  await expect(second.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+
+  await signIn(first);
+  await expect(second.getByTestId('display-name')).toHaveText('Alice Liddell', { timeout: 1_000 });
+
+  // A tab opened later gets the session from the others.
+  const third = await context.newPage();
+  await third.goto('/profile');
+  await expect(third.getByTestId('profile-name')).toHaveText('Alice Liddell');
+
+  await second.getByRole('button', { name: 'Sign out' }).click();
+  await expect(first.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible({
+    timeout: 1_000,
+  });
+  expect(await storedSession(first)).toBeNull();
+});
+
+test('tokens are renewed silently with the refresh token before they expire', async ({ page, request }) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 20 });
+  const refreshes: string[] = [];
+  page.on('request', (req) => {
+    if (
+      req.method() === 'POST' &&
+      req.url().includes('/token') &&
+      req.postData()?.includes('refresh_token')
+    ) {
+      refreshes.push(req.url());
+    }
+  });
+  await page.goto('/');
+  await signIn(page);
+  const before = JSON.parse((await storedSession(page)) ?? '{}') as {
+    expires_at: number;
+    refresh_token: string;
+  };
+
+  await expect.poll(() => refreshes.length, { timeout: 25_000 }).toBeGreaterThan(0);
+  await expect
+    .poll(
+      async () =>
+        (JSON.parse((await storedSession(page)) ?? '{}') as { expires_at?: number }).expires_at ?? 0,
+    )
+    .toBeGreaterThan(before.expires_at);
+  const after = JSON.parse((await storedSession(page)) ?? '{}') as { refresh_token: string };
+  expect(after.refresh_token).not.toBe(before.refresh_token); // rotated
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "alice"');
+});
+
+test('a failed renewal signs the user out with a sentence, and never loops through sign-in', async ({
+  page,
+  request,
+}) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 20 });
+  await page.goto('/profile');
+  await logInAtProvider(page, ACCOUNTS.alice);
+  await expect(page.getByTestId('profile-name')).toHaveText('Alice Liddell');
+  await misbehave(request, 'refresh-fails');
+
+  await expect(page.getByRole('status')).toContainText('could not be renewed', { timeout: 25_000 });
+  await expect(page.getByRole('heading', { name: 'Sign in required' })).toBeVisible();
+  await expect(page).toHaveURL(`${APP}/profile`);
+  expect(await storedSession(page)).toBeNull();
+  await page.waitForTimeout(1_500);
+  await expect(page).toHaveURL(`${APP}/profile`); // still here: no automatic redirect to the provider
+});

@@ -1,0 +1,46 @@
+import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { IDP } from '../playwright.config';
+
+export const ACCOUNTS = {
+  alice: { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
+  admin: { username: 'admin', password: 'admin', name: 'Ada Admin', email: 'admin@example.com' },
+} as const;
+
+export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
+
+/** Makes the local provider misbehave in one way (or behave again with `null`). */
+export async function misbehave(
+  request: APIRequestContext,
+  mode: string | null,
+  settings: { accessTokenTtlSeconds?: number } = {},
+) {
+  const response = await request.post(`${IDP}/__test/misbehave`, { data: { mode, ...settings } });
+  expect(response.status()).toBe(204);
+}
+
+/** Fills the provider's login form, as a person would. */
+export async function logInAtProvider(page: Page, account: Account) {
+  await expect(page).toHaveURL(new RegExp(`^${IDP}/`));
+  await page.getByLabel('Username').fill(account.username);
+  await page.getByLabel('Password').fill(account.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** From any Gatehouse page: "Sign in", the provider's form, and back signed in. */
+export async function signIn(page: Page, account: Account = ACCOUNTS.alice) {
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, account);
+  await expect(page.getByTestId('display-name')).toHaveText(account.name);
+}
+
+export async function storedSession(page: Page): Promise<string | null> {
+  return page.evaluate(() => sessionStorage.getItem('gatehouse.session'));
+}
+
+/** Every URL in this tab's session history (Chrome DevTools Protocol). */
+export async function historyUrls(page: Page): Promise<string[]> {
+  const cdp = await page.context().newCDPSession(page);
+  const { entries } = (await cdp.send('Page.getNavigationHistory')) as { entries: Array<{ url: string }> };
+  await cdp.detach();
+  return entries.map((entry) => entry.url);
+}

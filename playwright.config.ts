@@ -1,0 +1,55 @@
+import { defineConfig, devices } from '@playwright/test';
+
+/** Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. */
+export const APP = 'http://localhost:4100';
+export const IDP = 'http://localhost:4101';
+/** A second Gatehouse whose identity provider does not answer. */
+export const APP_WITHOUT_PROVIDER = 'http://localhost:4102';
+
+const server = (env: Record<string, string>) => ({
+  command: 'node apps/server/dist/main.js',
+  env: { ...env, NODE_ENV: 'production' },
+  stdout: 'ignore' as const,
+  stderr: 'pipe' as const,
+  reuseExistingServer: false,
+  timeout: 60_000,
+});
+
+export default defineConfig({
+  testDir: 'e2e',
+  // The local provider's test controls are global state: one test at a time.
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: !!process.env.CI,
+  retries: 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: [['list']],
+  use: {
+    baseURL: APP,
+    trace: 'retain-on-failure',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+  webServer: [
+    {
+      ...server({ PORT: '4100', IDP_PORT: '4101', DEV_IDP_TEST_CONTROLS: '1' }),
+      url: `${IDP}/.well-known/openid-configuration`,
+    },
+    {
+      ...server({ PORT: '4102', OIDC_AUTHORITY: 'http://localhost:4109', OIDC_CLIENT_ID: 'gatehouse' }),
+      url: `${APP_WITHOUT_PROVIDER}/`,
+    },
+  ],
+});
