@@ -4,10 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, embedJson } from './app.js';
 import { loadConfig } from './config.js';
 
+const ASSET = 'console.log("gatehouse");'.repeat(100);
 const lines: string[] = [];
 let server: Server;
 let base: string;
@@ -19,7 +21,8 @@ beforeAll(async () => {
     join(webRoot, 'index.html'),
     '<html><head><script id="gatehouse-config" type="application/json">\n{}\n</script></head><body></body></html>',
   );
-  await writeFile(join(webRoot, 'assets', 'app-abc123.js'), 'console.log(1)');
+  await writeFile(join(webRoot, 'assets', 'app-abc123.js'), ASSET);
+  await writeFile(join(webRoot, 'assets', 'app-abc123.js.br'), brotliCompressSync(ASSET));
   const config = loadConfig({
     OIDC_AUTHORITY: 'http://127.0.0.1:9',
     OIDC_CLIENT_ID: 'gatehouse',
@@ -74,10 +77,17 @@ describe('the app server', () => {
     expect(response.headers.get('strict-transport-security')).toBeNull();
   });
 
-  it('serves hashed assets as immutable', async () => {
-    const response = await fetch(`${base}/assets/app-abc123.js`);
+  it('serves hashed assets as immutable, precompressed when the browser accepts brotli', async () => {
+    const response = await fetch(`${base}/assets/app-abc123.js`, {
+      headers: { 'accept-encoding': 'br, gzip' },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toContain('immutable');
+    expect(response.headers.get('content-encoding')).toBe('br');
+    expect(await response.text()).toBe(ASSET);
+    const plain = await fetch(`${base}/assets/app-abc123.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(await plain.text()).toBe(ASSET);
   });
 
   it('answers unknown API paths with JSON 404, and /api/me without a token with 401', async () => {

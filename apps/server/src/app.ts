@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import compression from 'compression';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
@@ -95,8 +95,6 @@ export function createApp(options: AppOptions) {
     if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   });
-  app.use(compression());
-
   // --- the product API ---
   const api = express.Router();
   api.use(express.json({ limit: '100kb' }));
@@ -110,15 +108,16 @@ export function createApp(options: AppOptions) {
 
   // --- the SPA ---
   const indexHtml = renderIndex(options.webRoot, publicConfig(config, authority));
+  // Assets are compressed at build time (brotli, gzip): no compression work per request.
+  const precompressed = { enableBrotli: true, orderPreference: ['br', 'gzip'], index: false };
   app.use(
     '/assets',
-    express.static(new URL('assets/', options.webRoot).pathname, {
-      immutable: true,
-      maxAge: '1y',
-      index: false,
+    expressStaticGzip(new URL('assets/', options.webRoot).pathname, {
+      ...precompressed,
+      serveStatic: { immutable: true, maxAge: '1y' },
     }),
   );
-  app.use(express.static(options.webRoot.pathname, { index: false, maxAge: '1h' }));
+  app.use(expressStaticGzip(options.webRoot.pathname, { ...precompressed, serveStatic: { maxAge: '1h' } }));
   app.get('/{*path}', async (req: Request, res: Response, next) => {
     if (!req.accepts('html')) return next();
     try {

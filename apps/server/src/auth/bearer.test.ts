@@ -57,11 +57,8 @@ async function token(
   claims: Record<string, unknown> = {},
   options: { signWith?: CryptoKey; expiresIn?: string | number } = {},
 ) {
-  return new SignJWT({ roles: ['member'], ...claims })
+  return new SignJWT({ iss: issuer, aud: AUDIENCE, sub: 'alice', roles: ['member'], ...claims })
     .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' })
-    .setIssuer(issuer)
-    .setAudience(AUDIENCE)
-    .setSubject('alice')
     .setIssuedAt()
     .setExpirationTime(options.expiresIn ?? '5m')
     .sign(options.signWith ?? key);

@@ -7,6 +7,7 @@ import {
   useSyncExternalStore,
   type ReactNode,
 } from 'react';
+import { afterFirstPaint } from '../shared/after-first-paint';
 import type { AuthSession, AuthState, CallbackResult } from './auth-state';
 
 export interface Auth {
@@ -33,7 +34,9 @@ const noSubscription = () => () => {};
 let defaultSession: Promise<AuthSession> | undefined;
 /** The OIDC code is a chunk of its own, fetched after the first paint (and only once per page). */
 function loadDefaultSession(): Promise<AuthSession> {
-  defaultSession ??= import('./oidc-session').then((module) => module.createAuthSession());
+  defaultSession ??= new Promise<void>((resolve) => afterFirstPaint(resolve))
+    .then(() => import('./oidc-session'))
+    .then((module) => module.createAuthSession());
   return defaultSession;
 }
 
