@@ -1,0 +1,130 @@
+// Collector throughput: items per second stored durably from concurrent senders that post the browser
+// SDK's batch shape (JSON arrays of mixed ~1 KB envelopes) over HTTP on 127.0.0.1, with per-batch
+// latency, beside the raw insert rate of the store measured in the same run.
+// Needs the built package (npm run build -w @gatehouse/collector). Bounded in time and count; removes
+// its temp data dir. Knobs: BENCH_SECONDS (8), BENCH_SENDERS (32), BENCH_BATCH (100), BENCH_MAX_ITEMS (2e6),
+// BENCH_INGEST_WORKER (1; 0 validates on the event loop).
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { createCollector, openStore, validateEnvelope } from '../packages/collector/dist/index.js';
+import { browserBatch, browserContext } from '../packages/collector/dist/test-support/browser-envelopes.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SENDERS = Number(process.env.BENCH_SENDERS ?? 32);
+const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const MAX_ITEMS = Number(process.env.BENCH_MAX_ITEMS ?? 2_000_000);
+const INGEST_WORKER = process.env.BENCH_INGEST_WORKER !== '0';
+const RAW_ITEMS = 200_000;
+const RAW_GROUP = 1_000;
+
+/** Distinct batch bodies (different sessions, users and pages), prepared before the clock starts. */
+function bodies() {
+  return Array.from({ length: 32 }, (_, i) =>
+    JSON.stringify(browserBatch(BATCH, browserContext({ page: `/page/${i % 8}` }))),
+  );
+}
+
+// The senders run in a worker thread: its own event loop on the second core, as a browser would be.
+if (!isMainThread) {
+  const { url, seconds, senders, maxRequests } = workerData;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: senders });
+  const prepared = bodies();
+  const latencies = [];
+  let accepted = 0;
+  let failed = 0;
+  let started = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const sender = async (id) => {
+    let n = id;
+    while (performance.now() < deadline && started < maxRequests) {
+      started++;
+      const t = performance.now();
+      const { status, text } = await post(prepared[n++ % prepared.length]);
+      latencies.push(performance.now() - t);
+      if (status === 200) accepted += JSON.parse(text).itemsAccepted;
+      else failed++;
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: senders }, (_, i) => sender(i)));
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  parentPort.postMessage({ accepted, failed, elapsed, latencies });
+} else {
+  const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  const root = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-collector-'));
+  try {
+    // 1. Over HTTP, through the whole collector: read, parse, validate, group commit, answer.
+    const collector = await createCollector({
+      dataDir: path.join(root, 'http'),
+      instrumentationKeys: 'any',
+      allowedOrigins: [],
+      ingestWorker: INGEST_WORKER,
+      log: (level, message) => console.info(`[collector ${level}] ${message}`),
+    });
+    const server = http.createServer((req, res) => collector.handle(req, res));
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${server.address().port}/v2/track`;
+    const result = await new Promise((resolve, reject) => {
+      const worker = new Worker(new URL(import.meta.url), {
+        workerData: { url, seconds: SECONDS, senders: SENDERS, maxRequests: Math.ceil(MAX_ITEMS / BATCH) },
+      });
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    const stored = await collector.store.count();
+    await collector.close();
+    await new Promise((resolve) => server.close(resolve));
+    const httpRate = result.accepted / result.elapsed;
+    const sorted = result.latencies.sort((a, b) => a - b);
+
+    // 2. The store alone: validated items appended in groups, each group one durable commit.
+    const store = await openStore(path.join(root, 'raw'));
+    const sample = browserBatch(700).map((e) => validateEnvelope(e, () => true));
+    const items = sample.filter((v) => v.ok).map((v) => v.item);
+    const t0 = performance.now();
+    for (let done = 0; done < RAW_ITEMS; done += RAW_GROUP) {
+      const group = Array.from({ length: RAW_GROUP }, (_, i) => items[(done + i) % items.length]);
+      await store.append(group);
+    }
+    const rawRate = RAW_ITEMS / ((performance.now() - t0) / 1000);
+    await store.close();
+
+    const fmt = (n) => Math.round(n).toLocaleString('en-US');
+    console.info(
+      `collector over HTTP: ${SENDERS} senders, ${BATCH} items (~1 KB each) per batch, ${result.elapsed.toFixed(1)} s, ingest worker ${INGEST_WORKER ? 'on' : 'off'}`,
+    );
+    console.info(
+      `  items stored durably: ${fmt(result.accepted)} (store counts ${fmt(stored)}), refused batches: ${result.failed}`,
+    );
+    console.info(`  throughput: ${fmt(httpRate)} items/s`);
+    console.info(
+      `  latency per batch: p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`,
+    );
+    console.info(`store alone (raw insert, ${RAW_GROUP} items per commit): ${fmt(rawRate)} items/s`);
+    console.info(`ratio HTTP / raw: ${(httpRate / rawRate).toFixed(2)}`);
+    console.info(`goal >= 50,000 items/s over HTTP: ${httpRate >= 50_000 ? 'met' : 'NOT met'}`);
+    if (stored !== result.accepted) process.exitCode = 1;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { limits, validateEnvelope, type TelemetryItem } from './contracts.js';
+import {
+  BROWSER_IKEY,
+  browserContext,
+  browserEnvelope,
+  browserKinds,
+} from './test-support/browser-envelopes.js';
+
+const any = () => true;
+
+function accepted(value: unknown): TelemetryItem {
+  const result = validateEnvelope(value, any);
+  if (!result.ok) throw new Error(`refused: ${result.message}`);
+  return result.item;
+}
+
+function refusal(value: unknown, acceptsKey: (iKey: string) => boolean = any): string {
+  const result = validateEnvelope(value, acceptsKey);
+  if (result.ok) throw new Error('accepted');
+  return result.message;
+}
+
+/** A browser envelope with `patch` applied to its baseData. */
+function withBaseData(kind: Parameters<typeof browserEnvelope>[0], patch: Record<string, unknown>) {
+  const envelope = browserEnvelope(kind) as { data: { baseData: Record<string, unknown> } };
+  Object.assign(envelope.data.baseData, patch);
+  for (const [key, value] of Object.entries(patch))
+    if (value === undefined) delete envelope.data.baseData[key];
+  return envelope;
+}
+
+describe('validateEnvelope', () => {
+  it('accepts every kind the browser SDK sends and keeps the envelope as sent', () => {
+    for (const kind of browserKinds) {
+      const envelope = browserEnvelope(kind);
+      const item = accepted(envelope);
+      expect(item.type).toBe(kind);
+      expect(JSON.parse(item.envelope)).toEqual(envelope);
+    }
+  });
+
+  it('extracts the columns the dashboard queries', () => {
+    const ctx = browserContext({ authUserId: 'alice@example.org' });
+    const view = accepted(browserEnvelope('pageview', ctx, 5));
+    expect(view).toMatchObject({
+      iKey: BROWSER_IKEY,
+      name: 'Profile - Gatehouse',
+      url: 'https://gatehouse.example/profile',
+      durationMs: 125,
+      sessionId: ctx.sessionId,
+      userId: ctx.userId,
+      authUserId: 'alice@example.org',
+      operationId: ctx.operationId,
+    });
+    expect(accepted(browserEnvelope('exception', ctx))).toMatchObject({
+      name: 'TypeError',
+      message: "TypeError: Cannot read properties of undefined (reading 'email')",
+      topFrame: 'ProfileForm (https://gatehouse.example/assets/index.js:41)',
+    });
+    expect(accepted(browserEnvelope('dependency', ctx, 10))).toMatchObject({
+      name: 'GET /api/me',
+      target: 'gatehouse.example',
+      resultCode: '500',
+      success: false,
+      durationMs: 55,
+    });
+    expect(accepted(browserEnvelope('pageviewperformance', ctx)).durationMs).toBe(480);
+    expect(accepted(browserEnvelope('metric', ctx)).name).toBe('profile-load-ms');
+    expect(accepted(browserEnvelope('trace', ctx, 7)).message).toBe('signed in after 7 ms');
+  });
+
+  it('reads the Node.js SDK spelling of baseTypes and its request telemetry', () => {
+    const request = {
+      name: 'Microsoft.ApplicationInsights.key.Request',
+      time: '2026-01-02T03:04:05.678Z',
+      iKey: 'key',
+      tags: { 'ai.operation.id': 'op1' },
+      data: {
+        baseType: 'RequestData',
+        baseData: {
+          ver: 2,
+          id: 'r1',
+          name: 'GET /',
+          duration: '1.02:03:04.500',
+          responseCode: '503',
+          success: false,
+        },
+      },
+    };
+    expect(accepted(request)).toMatchObject({
+      type: 'request',
+      time: Date.parse('2026-01-02T03:04:05.678Z'),
+      durationMs: ((24 + 2) * 3600 + 3 * 60 + 4.5) * 1000,
+      resultCode: '503',
+      success: false,
+      operationId: 'op1',
+    });
+    const view = browserEnvelope('pageview') as { data: { baseType: string } };
+    view.data.baseType = 'PageViewData';
+    expect(accepted(view).type).toBe('pageview');
+  });
+
+  it('names the missing field', () => {
+    const noTime = { ...browserEnvelope('event') };
+    delete noTime.time;
+    expect(refusal(noTime)).toBe("Field 'time' is required.");
+    expect(refusal(withBaseData('event', { name: undefined }))).toBe(
+      "Field 'data.baseData.name' is required.",
+    );
+    expect(refusal(withBaseData('dependency', { duration: undefined }))).toBe(
+      "Field 'data.baseData.duration' is required.",
+    );
+    expect(refusal(withBaseData('exception', { exceptions: [] }))).toBe(
+      "Field 'data.baseData.exceptions' must hold at least one exception.",
+    );
+    expect(refusal(withBaseData('metric', { metrics: [{ name: 'm' }] }))).toBe(
+      "Field 'data.baseData.metrics.0.value' is required.",
+    );
+    expect(refusal({ ...browserEnvelope('event'), data: { baseType: 'EventData' } })).toBe(
+      "Field 'data.baseData' is required.",
+    );
+  });
+
+  it('refuses wrong types', () => {
+    expect(refusal([browserEnvelope('event')])).toBe('Item is not a JSON object.');
+    expect(refusal('event')).toBe('Item is not a JSON object.');
+    expect(refusal({ ...browserEnvelope('event'), time: 'yesterday' })).toBe(
+      "Field 'time' is not an ISO 8601 date-time.",
+    );
+    expect(refusal({ ...browserEnvelope('event'), tags: { 'ai.session.id': 42 } })).toBe(
+      "Field 'tags' ['ai.session.id'] is not a string.",
+    );
+    const request = {
+      ...browserEnvelope('event'),
+      data: {
+        baseType: 'RequestData',
+        baseData: { id: 'r', duration: '00:00:01', responseCode: 200, success: true },
+      },
+    };
+    expect(refusal(request)).toMatch(/^Field 'data.baseData.responseCode' /);
+    expect(refusal(withBaseData('dependency', { duration: 45 }))).toMatch(/^Field 'data.baseData.duration' /);
+    expect(refusal(withBaseData('dependency', { success: 'yes' }))).toMatch(
+      /^Field 'data.baseData.success' /,
+    );
+    expect(refusal(withBaseData('event', { measurements: { n: '3' } }))).toBe(
+      "Field 'data.baseData.measurements' ['n'] is not a number.",
+    );
+    const unknown = browserEnvelope('event') as { data: { baseType: string } };
+    unknown.data.baseType = 'AvailabilityData';
+    expect(refusal(unknown)).toBe("Field 'data.baseType' 'AvailabilityData' is not supported.");
+  });
+
+  it("applies the service's limits", () => {
+    const long = (n: number) => 'x'.repeat(n);
+    expect(accepted(withBaseData('event', { name: long(limits.name) })).name).toHaveLength(limits.name);
+    expect(refusal(withBaseData('event', { name: long(limits.name + 1) }))).toBe(
+      "Field 'data.baseData.name' is longer than 1024 characters.",
+    );
+    expect(refusal(withBaseData('pageview', { url: long(limits.url + 1) }))).toBe(
+      "Field 'data.baseData.url' is longer than 2048 characters.",
+    );
+    expect(refusal(withBaseData('trace', { message: long(limits.message + 1) }))).toBe(
+      "Field 'data.baseData.message' is longer than 32768 characters.",
+    );
+    expect(refusal(withBaseData('event', { properties: { [long(limits.propertyKey + 1)]: 'v' } }))).toBe(
+      "Field 'data.baseData.properties' has a key longer than 150 characters.",
+    );
+    expect(refusal(withBaseData('event', { properties: { k: long(limits.propertyValue + 1) } }))).toBe(
+      "Field 'data.baseData.properties' ['k'] is longer than 8192 characters.",
+    );
+    // Many properties within their own limits still make an item over 64 KB.
+    const properties = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`p${i}`, long(8000)]));
+    expect(refusal(withBaseData('event', { properties }))).toBe('Item is larger than 65536 bytes.');
+  });
+
+  it('refuses deep nesting without overflowing the stack', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(refusal({ ...browserEnvelope('event'), extra: deep })).toBe('Item is nested too deeply.');
+    expect(refusal(withBaseData('event', { properties: { k: [[['v']]] } }))).toBe(
+      "Field 'data.baseData.properties' ['k'] is not a string.",
+    );
+  });
+
+  it('refuses unknown instrumentation keys, case-insensitively known ones pass', () => {
+    const known = (iKey: string) => iKey.toLowerCase() === BROWSER_IKEY;
+    expect(refusal({ ...browserEnvelope('event'), iKey: 'someone-else' }, known)).toBe(
+      'Invalid instrumentation key',
+    );
+    expect(
+      validateEnvelope({ ...browserEnvelope('event'), iKey: BROWSER_IKEY.toUpperCase() }, known).ok,
+    ).toBe(true);
+  });
+});

@@ -1,0 +1,102 @@
+import { rmSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { main, parseExportArgs } from './export-cli.js';
+import { openStore } from './store.js';
+import { validateEnvelope, type TelemetryItem } from './contracts.js';
+import { browserBatch, browserEnvelope } from './test-support/browser-envelopes.js';
+import { tempDataDir } from './test-support/server.js';
+
+function capture() {
+  const stream = new PassThrough();
+  let text = '';
+  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  return { stream, text: () => text };
+}
+
+async function run(args: string[]) {
+  const out = capture();
+  const err = capture();
+  const code = await main(args, out.stream, err.stream);
+  return { code, stdout: out.text(), stderr: err.text() };
+}
+
+const item = (envelope: unknown): TelemetryItem => {
+  const result = validateEnvelope(envelope, () => true);
+  if (!result.ok) throw new Error(result.message);
+  return result.item;
+};
+
+const dirs: string[] = [];
+afterEach(() => {
+  vi.unstubAllEnvs();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('parseExportArgs', () => {
+  it('reads --since and --type', () => {
+    expect(parseExportArgs([])).toEqual({});
+    expect(parseExportArgs(['--since', '2026-01-01T00:00:00Z', '--type', 'pageview'])).toEqual({
+      since: new Date('2026-01-01T00:00:00Z'),
+      type: 'pageview',
+    });
+    expect(parseExportArgs(['--type=pageviewperformance']).type).toBe('pageviewperformance');
+  });
+
+  it('explains what is wrong', () => {
+    expect(() => parseExportArgs(['--since', 'last tuesday'])).toThrow(
+      "--since 'last tuesday' is not an ISO 8601 time.",
+    );
+    expect(() => parseExportArgs(['--type', 'views'])).toThrow(
+      "--type 'views' is not one of pageview, exception",
+    );
+    expect(() => parseExportArgs(['--limit', '3'])).toThrow(/Unknown option '--limit'/);
+    expect(() => parseExportArgs(['pageview'])).toThrow(/Unexpected argument 'pageview'/);
+    expect(() => parseExportArgs(['--since'])).toThrow(/argument missing/);
+  });
+});
+
+describe('telemetry:export', () => {
+  it('prints the stored envelopes as NDJSON, filtered', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const old = { ...browserEnvelope('pageview'), time: '2020-05-01T00:00:00.000Z' };
+    const batch = [old, ...browserBatch(14)];
+    const store = await openStore(dataDir);
+    await store.append(batch.map(item));
+    await store.close();
+    vi.stubEnv('GATEHOUSE_DATA_DIR', dataDir);
+
+    const all = await run([]);
+    expect(all.code).toBe(0);
+    expect(
+      all.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(batch);
+
+    const recentViews = await run(['--since', '2025-01-01T00:00:00Z', '--type', 'pageview']);
+    const lines = recentViews.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(
+      lines.every((l) => (JSON.parse(l) as { data: { baseType: string } }).data.baseType === 'PageviewData'),
+    ).toBe(true);
+  });
+
+  it('exits 2 with the usage on bad arguments, 1 without a store', async () => {
+    const bad = await run(['--type', 'nope']);
+    expect(bad).toMatchObject({ code: 2, stdout: '' });
+    expect(bad.stderr).toContain('Usage: telemetry:export [--since <ISO time>] [--type pageview|exception|');
+
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    vi.stubEnv('GATEHOUSE_DATA_DIR', dataDir);
+    const missing = await run([]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`No telemetry store in ${dataDir}`);
+
+    vi.stubEnv('GATEHOUSE_DATA_DIR', '   ');
+    expect((await run([])).code).toBe(2);
+  });
+});
