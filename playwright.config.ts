@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 
 /** Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. */
@@ -6,9 +9,12 @@ export const IDP = 'http://localhost:4101';
 /** A second Gatehouse whose identity provider does not answer. */
 export const APP_WITHOUT_PROVIDER = 'http://localhost:4102';
 
+/** Each server gets a fresh telemetry store of its own (DuckDB allows one process per file). */
+const dataDir = () => mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
+
 const server = (env: Record<string, string>) => ({
   command: 'node apps/server/dist/main.js',
-  env: { ...env, NODE_ENV: 'production' },
+  env: { GATEHOUSE_DATA_DIR: dataDir(), ...env, NODE_ENV: 'production' },
   stdout: 'ignore' as const,
   stderr: 'pipe' as const,
   reuseExistingServer: false,
@@ -48,7 +54,12 @@ export default defineConfig({
       url: `${IDP}/.well-known/openid-configuration`,
     },
     {
-      ...server({ PORT: '4102', OIDC_AUTHORITY: 'http://localhost:4109', OIDC_CLIENT_ID: 'gatehouse' }),
+      ...server({
+        PORT: '4102',
+        OIDC_AUTHORITY: 'http://localhost:4109',
+        OIDC_CLIENT_ID: 'gatehouse',
+        TELEMETRY_CONSENT: 'implied',
+      }),
       url: `${APP_WITHOUT_PROVIDER}/`,
     },
   ],

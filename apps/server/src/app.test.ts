@@ -59,7 +59,10 @@ describe('the app server', () => {
         tokenStore: 'session',
         extraQueryParams: {},
       },
-      telemetry: { connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://ingest.example.com/' },
+      telemetry: {
+        connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://ingest.example.com/',
+        consent: 'ask',
+      },
     });
     expect(response.headers.get('cache-control')).toBe('no-store');
   });

@@ -14,7 +14,11 @@ export interface AppOptions {
   webRoot: URL;
   log?: (line: string) => void;
   fetchImpl?: typeof fetch;
+  /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
+  collector?: { handle: (req: Request, res: Response, next: () => void) => void };
 }
+
+const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
 
 /** The public subset of the configuration the SPA receives at run time: never a secret. */
 export function publicConfig(config: ServerConfig, authority: string) {
@@ -27,9 +31,7 @@ export function publicConfig(config: ServerConfig, authority: string) {
       tokenStore: config.oidc.tokenStore,
       extraQueryParams: config.oidc.extraQueryParams,
     },
-    telemetry: config.telemetry.connectionString
-      ? { connectionString: config.telemetry.connectionString }
-      : {},
+    telemetry: { connectionString: config.telemetry.connectionString, consent: config.telemetry.consent },
   };
 }
 
@@ -64,6 +66,8 @@ export function createApp(options: AppOptions) {
   app.use((req, res, next) => {
     const started = performance.now();
     res.on('finish', () => {
+      // Accepted telemetry batches arrive every few seconds per visitor: only their failures are news.
+      if (res.statusCode < 300 && INGESTION_PATH.test(req.path)) return;
       log(`${req.method} ${req.path} ${res.statusCode} ${Math.round(performance.now() - started)}ms`);
     });
     next();
@@ -95,6 +99,9 @@ export function createApp(options: AppOptions) {
     if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   });
+  // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
+  if (options.collector) app.use(options.collector.handle);
+
   // --- the product API ---
   const api = express.Router();
   api.use(express.json({ limit: '100kb' }));
@@ -151,7 +158,9 @@ export function createApp(options: AppOptions) {
 
 function connectOrigins(authority: string, metadata: ProviderMetadataCache, config: ServerConfig): string[] {
   const origins = new Set(metadata.current()?.origins ?? [new URL(authority).origin]);
-  const ingestion = telemetryOrigin(config.telemetry.connectionString);
+  const ingestion = config.telemetry.external
+    ? telemetryOrigin(config.telemetry.connectionString)
+    : undefined;
   if (ingestion) origins.add(ingestion);
   return [...origins];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, LOCAL_INSTRUMENTATION_KEY, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('starts with no configuration at all: local provider, defaults from the issue', () => {
@@ -42,6 +42,7 @@ describe('loadConfig', () => {
         PORT: '70000',
         OIDC_TOKEN_STORE: 'cookie',
         OIDC_SCOPE: 'profile email',
+        TELEMETRY_CONSENT: 'maybe',
         APPLICATIONINSIGHTS_CONNECTION_STRING: 'IngestionEndpoint=https://x.example.com/',
       });
     } catch (caught) {
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
       'OIDC_TOKEN_STORE',
       'OIDC_SCOPE',
       'APPLICATIONINSIGHTS_CONNECTION_STRING',
+      'TELEMETRY_CONSENT',
     ]) {
       expect(message).toContain(key);
     }
@@ -69,8 +71,21 @@ describe('loadConfig', () => {
   it('accepts an Azure Monitor connection string', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
-    expect(loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value }).telemetry.connectionString).toBe(
-      value,
-    );
+    const config = loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value });
+    expect(config.telemetry).toEqual({ connectionString: value, external: true, consent: 'ask' });
+  });
+
+  it('points telemetry at the built-in collector when no connection string is set', () => {
+    const config = loadConfig({ PORT: '8080', TELEMETRY_CONSENT: 'implied', TELEMETRY_RETENTION_DAYS: '30' });
+    expect(config.telemetry).toEqual({
+      connectionString: `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=http://localhost:8080/`,
+      external: false,
+      consent: 'implied',
+    });
+    expect(config.collector).toMatchObject({
+      dataDir: './data',
+      retentionDays: 30,
+      instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
+    });
   });
 });

@@ -45,6 +45,10 @@ const envSchema = z
       'must be a query string such as "audience=https://api.example.com"',
     ),
     APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
+    TELEMETRY_CONSENT: z.enum(['ask', 'implied']).default('ask'),
+    GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
+    TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+    TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(1).optional(),
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
@@ -79,8 +83,27 @@ export interface ServerConfig {
     extraQueryParams: Record<string, string>;
   };
   devIdp: { port: number; testControls: boolean; accessTokenTtlSeconds: number | undefined };
-  telemetry: { connectionString: string | undefined };
+  telemetry: {
+    /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
+    connectionString: string;
+    /** Whether the configured connection string sends telemetry elsewhere than this server. */
+    external: boolean;
+    consent: 'ask' | 'implied';
+  };
+  collector: {
+    dataDir: string;
+    retentionDays: number;
+    maxItemsPerSecond: number | undefined;
+    /** The instrumentation keys the collector accepts. */
+    instrumentationKeys: string[];
+  };
 }
+
+/**
+ * The instrumentation key of the built-in collector. Not a secret: it only tells the collector that an
+ * envelope is meant for this Gatehouse.
+ */
+export const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -118,7 +141,19 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       testControls: e.DEV_IDP_TEST_CONTROLS,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
     },
-    telemetry: { connectionString: e.APPLICATIONINSIGHTS_CONNECTION_STRING },
+    telemetry: {
+      connectionString:
+        e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
+        `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`,
+      external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
+      consent: e.TELEMETRY_CONSENT,
+    },
+    collector: {
+      dataDir: e.GATEHOUSE_DATA_DIR,
+      retentionDays: e.TELEMETRY_RETENTION_DAYS,
+      maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND,
+      instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import type { Server } from 'node:http';
+import { createCollector } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -25,7 +26,22 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const app = createApp({ config, authority, webRoot: new URL('../../web/dist/', import.meta.url) });
+  const collector = await createCollector({
+    dataDir: config.collector.dataDir,
+    instrumentationKeys: config.collector.instrumentationKeys,
+    allowedOrigins: [config.publicOrigin],
+    retentionDays: config.collector.retentionDays,
+    ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
+    log: (level, message) => (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
+  });
+  closers.push(() => collector.close());
+
+  const app = createApp({
+    config,
+    authority,
+    webRoot: new URL('../../web/dist/', import.meta.url),
+    collector,
+  });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, (error?: Error) =>
       error ? reject(error) : resolve(listening),
@@ -50,7 +66,11 @@ async function main() {
     if (stopping) return;
     stopping = true;
     console.info(`${signal} received: stopping.`);
-    void Promise.allSettled(closers.map((close) => close())).then(() => process.exit(0));
+    // In order: stop taking requests, then close what they used (the collector flushes its store).
+    void (async () => {
+      for (const close of closers) await close().catch((error: unknown) => console.warn(String(error)));
+      process.exit(0);
+    })();
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,7 +1,12 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/app';
+import { telemetry } from './telemetry/telemetry';
 import './app/styles.css';
+
+telemetry.start(() =>
+  import('./config/runtime-config').then(({ readRuntimeConfig }) => readRuntimeConfig().telemetry),
+);
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element.');

@@ -1,51 +1,75 @@
-import { lazy, Suspense } from 'react';
-import { Route, Switch } from 'wouter';
+import { lazy, Suspense, type ReactNode } from 'react';
+import { Route, Router, Switch } from 'wouter';
 import { AuthProvider } from '../auth/auth-context';
 import { CallbackPage } from '../auth/callback-page';
 import { RequireAuth } from '../auth/require-auth';
 import { HomePage } from '../features/home/home-page';
+import { ConsentBanner } from '../telemetry/consent-banner';
 import { ErrorBoundary } from './error-boundary';
 import { Layout } from './layout';
+import { useTimedLocation } from './navigation-clock';
 import { NotFoundPage } from './not-found-page';
+import { RouteTracking, type NamedRoute } from './route-tracking';
+import { TelemetryUser } from './telemetry-user';
 
 // Protected features load on demand: the public home page never pays for them.
 const ProfilePage = lazy(() => import('../features/profile/profile-page'));
+const DiagnosticsPage = lazy(() => import('../features/diagnostics/diagnostics-page'));
 
-/** Routes are the one place features are composed; add a feature here and in its own folder. */
+interface AppRoute extends NamedRoute {
+  element: ReactNode;
+  /** Only for signed-in users: signed-out visitors go through sign-in and come back. */
+  signedIn?: boolean;
+  /** Only for signed-in users with this role. */
+  role?: string;
+}
+
+/** Every page, in one table: its path, the name its page views carry, and what it shows. */
+const routes: AppRoute[] = [
+  { path: '/', name: 'Home', element: <HomePage /> },
+  { path: '/profile', name: 'Profile', element: <ProfilePage />, signedIn: true },
+  { path: '/diagnostics', name: 'Diagnostics', element: <DiagnosticsPage />, signedIn: true, role: 'admin' },
+];
+
+/** The one place features are composed: add a feature in its own folder and a row above. */
 export function App() {
   return (
-    <ErrorBoundary>
-      <AuthProvider>
-        <Layout>
-          <Switch>
-            <Route path="/">
-              <RouteBoundary>
-                <HomePage />
-              </RouteBoundary>
-            </Route>
-            <Route path="/callback">
-              <CallbackPage />
-            </Route>
-            <Route path="/profile">
-              <RouteBoundary>
-                <RequireAuth>
-                  <ProfilePage />
-                </RequireAuth>
-              </RouteBoundary>
-            </Route>
-            <Route>
-              <NotFoundPage />
-            </Route>
-          </Switch>
-        </Layout>
-      </AuthProvider>
+    <ErrorBoundary boundary="root">
+      <Router hook={useTimedLocation}>
+        <AuthProvider>
+          <RouteTracking routes={routes} fallbackName="Not found" />
+          <TelemetryUser />
+          <Layout>
+            <Switch>
+              {routes.map((route) => (
+                <Route key={route.path} path={route.path}>
+                  <RouteBoundary>
+                    {route.signedIn ? (
+                      <RequireAuth role={route.role}>{route.element}</RequireAuth>
+                    ) : (
+                      route.element
+                    )}
+                  </RouteBoundary>
+                </Route>
+              ))}
+              <Route path="/callback">
+                <CallbackPage />
+              </Route>
+              <Route>
+                <NotFoundPage />
+              </Route>
+            </Switch>
+          </Layout>
+          <ConsentBanner />
+        </AuthProvider>
+      </Router>
     </ErrorBoundary>
   );
 }
 
-function RouteBoundary({ children }: { children: React.ReactNode }) {
+function RouteBoundary({ children }: { children: ReactNode }) {
   return (
-    <ErrorBoundary>
+    <ErrorBoundary boundary="route">
       <Suspense
         fallback={
           <section className="page" aria-busy="true">

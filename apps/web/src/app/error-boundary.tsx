@@ -1,7 +1,10 @@
 import { Component, type ErrorInfo, type ReactNode } from 'react';
+import { telemetry } from '../telemetry/telemetry';
 
 interface Props {
   children: ReactNode;
+  /** Which boundary caught it, reported with the error: the root one or a route's. */
+  boundary: 'root' | 'route';
 }
 
 /** Catches render errors so the user sees a sentence and a way on, never a blank page. */
@@ -12,8 +15,11 @@ export class ErrorBoundary extends Component<Props, { failed: boolean }> {
     return { failed: true };
   }
 
-  override componentDidCatch(_error: Error, _info: ErrorInfo) {
-    // Reported to telemetry once the telemetry layer is wired (see src/telemetry).
+  override componentDidCatch(error: Error, info: ErrorInfo) {
+    telemetry.trackException(error, {
+      boundary: this.props.boundary,
+      componentStack: info.componentStack ?? '',
+    });
   }
 
   override render() {

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react';
 import { Link } from 'wouter';
 import { useAuth } from '../auth/auth-context';
+import { ConsentSetting } from '../telemetry/consent-banner';
 
 export function Layout({ children }: { children: ReactNode }) {
   return (
@@ -17,6 +18,9 @@ export function Layout({ children }: { children: ReactNode }) {
       </header>
       <SessionNotice />
       <main>{children}</main>
+      <footer className="footer">
+        <ConsentSetting />
+      </footer>
     </>
   );
 }

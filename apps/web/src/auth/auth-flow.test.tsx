@@ -55,7 +55,15 @@ describe('RequireAuth', () => {
   it('shows the page to a signed-in user', async () => {
     const session = fakeSession({
       status: 'signed-in',
-      user: { sub: 'a', name: 'A', email: undefined, roles: [], expiresAt: 0, renewsAt: null },
+      user: {
+        issuer: 'https://idp',
+        sub: 'a',
+        name: 'A',
+        email: undefined,
+        roles: [],
+        expiresAt: 0,
+        renewsAt: null,
+      },
     });
     renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
     expect(await screen.findByText('secret')).toBeTruthy();

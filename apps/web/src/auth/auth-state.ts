@@ -2,6 +2,8 @@ import type { AuthErrorCode } from './auth-error';
 
 /** Who is signed in, as features see it: claims only, never tokens. */
 export interface AuthUser {
+  /** The provider that vouches for this user (the configured authority). */
+  issuer: string;
   sub: string;
   name: string;
   email: string | undefined;

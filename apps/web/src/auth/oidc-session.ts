@@ -276,6 +276,7 @@ export class OidcSession implements AuthSession {
     const roles = profile[this.config.rolesClaim];
     const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
     return {
+      issuer: this.config.authority,
       sub: user.profile.sub,
       name: text(profile.name) ?? text(profile.preferred_username) ?? text(profile.email) ?? user.profile.sub,
       email: text(profile.email),

@@ -6,7 +6,7 @@ import { useAuth } from './auth-context';
  * signed out for a reason (renewal failed, provider unreachable) reads why and chooses, so a
  * failure never turns into a redirect loop.
  */
-export function RequireAuth({ children }: { children: ReactNode }) {
+export function RequireAuth({ children, role }: { children: ReactNode; role?: string }) {
   const { state, signIn } = useAuth();
   const mustSignIn = state.status === 'signed-out' && !state.notice;
 
@@ -17,7 +17,17 @@ export function RequireAuth({ children }: { children: ReactNode }) {
     }
   }, [mustSignIn, signIn]);
 
-  if (state.status === 'signed-in') return children;
+  if (state.status === 'signed-in') {
+    if (!role || state.user.roles.includes(role)) return children;
+    return (
+      <section className="page">
+        <h1>No access</h1>
+        <p>
+          This page is for users with the <strong>{role}</strong> role, and you are signed in without it.
+        </p>
+      </section>
+    );
+  }
   if (state.status === 'signed-out' && state.notice) {
     return (
       <section className="page">

@@ -20,7 +20,10 @@ const valid = {
     tokenStore: 'session',
     extraQueryParams: {},
   },
-  telemetry: {},
+  telemetry: {
+    connectionString: 'InstrumentationKey=k;IngestionEndpoint=http://localhost:3000/',
+    consent: 'ask',
+  },
 };
 
 describe('readRuntimeConfig', () => {

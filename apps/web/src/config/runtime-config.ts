@@ -14,7 +14,10 @@ export const runtimeConfigSchema = z.object({
     extraQueryParams: z.record(z.string(), z.string()),
   }),
   telemetry: z.object({
-    connectionString: z.optional(z.string()),
+    /** Where the SDK posts: Azure Monitor, or this server's own collector. */
+    connectionString: z.string().check(z.minLength(1)),
+    /** `ask` shows the consent banner; `implied` means the deployment does not need one. */
+    consent: z.enum(['ask', 'implied']),
   }),
 });
 

@@ -1,0 +1,28 @@
+import { navigate as browserNavigate, useBrowserLocation } from 'wouter/use-browser-location';
+
+/**
+ * When the current route was entered, in `performance.now()` time: 0 for the page load (the
+ * navigation start), else the moment of the last in-app navigation or back/forward.
+ */
+let enteredAt = 0;
+
+export function routeEnteredAt(): number {
+  return enteredAt;
+}
+
+const navigate: typeof browserNavigate = (to, options) => {
+  enteredAt = performance.now();
+  browserNavigate(to, options);
+};
+
+if (typeof window !== 'undefined') {
+  window.addEventListener('popstate', () => {
+    enteredAt = performance.now();
+  });
+}
+
+/** wouter's browser location, with navigations timed: pass it as `<Router hook={...}>`. */
+export function useTimedLocation(): [string, typeof navigate] {
+  const [location] = useBrowserLocation();
+  return [location, navigate];
+}

@@ -1,0 +1,43 @@
+import { ApplicationInsights, type ITelemetryItem } from '@microsoft/applicationinsights-web';
+import { scrubDeep } from './scrub';
+import { sdkConfiguration } from './telemetry-settings';
+
+/** The parts of the SDK the facade drives. Lives in its own chunk, loaded after consent and first paint. */
+export interface TelemetrySdk {
+  trackPageView(name: string, uri: string, durationMs: number | undefined): void;
+  trackException(error: Error, properties: Record<string, string>): void;
+  trackEvent(name: string, properties: Record<string, string>): void;
+  trackMetric(name: string, value: number): void;
+  trackTrace(message: string, properties: Record<string, string>): void;
+  setAuthenticatedUser(id: string): void;
+  clearAuthenticatedUser(): void;
+  flush(): void;
+  unload(): void;
+}
+
+export function startSdk(connectionString: string, appOrigin: string): TelemetrySdk {
+  const appInsights = new ApplicationInsights({ config: sdkConfiguration(connectionString, appOrigin) });
+  appInsights.loadAppInsights();
+  // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
+  appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
+    scrubDeep(item.baseData);
+    scrubDeep(item.data);
+    scrubDeep(item.tags);
+    scrubDeep(item.ext);
+  });
+  return {
+    // Without a duration the SDK measures the first page view from the navigation timing itself.
+    trackPageView: (name, uri, durationMs) =>
+      appInsights.trackPageView(
+        durationMs === undefined ? { name, uri } : { name, uri, properties: { duration: durationMs } },
+      ),
+    trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
+    trackEvent: (name, properties) => appInsights.trackEvent({ name, properties }),
+    trackMetric: (name, average) => appInsights.trackMetric({ name, average }),
+    trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
+    setAuthenticatedUser: (id) => appInsights.setAuthenticatedUserContext(id, undefined, false),
+    clearAuthenticatedUser: () => appInsights.clearAuthenticatedUserContext(),
+    flush: () => void appInsights.flush(),
+    unload: () => void appInsights.unload(false),
+  };
+}

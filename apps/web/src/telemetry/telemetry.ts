@@ -1,0 +1,165 @@
+import { afterFirstPaint } from '../shared/after-first-paint';
+import {
+  forgetTelemetryState,
+  storeChoice,
+  storedChoice,
+  type ConsentChoice,
+  type ConsentState,
+} from './consent';
+import type { TelemetrySdk } from './sdk';
+
+export interface TelemetryRuntime {
+  connectionString: string;
+  consent: 'ask' | 'implied';
+}
+
+type Command = (sdk: TelemetrySdk) => void;
+/** `pending` until the first paint has passed; `unavailable` when the SDK could not load. */
+export type TelemetryConsent = ConsentState | 'pending' | 'unavailable';
+/** Calls and errors kept while the SDK loads (or consent is pending); beyond this they are dropped. */
+const QUEUE_LIMIT = 250;
+
+/**
+ * What the app talks to: a small facade in the first chunk. The SDK itself loads in its own chunk
+ * after the first paint and only with consent; until then calls and errors are queued, not lost. If it
+ * cannot load, telemetry switches off quietly and the app works as before.
+ */
+export class TelemetryClient {
+  private queue: Command[] = [];
+  private sdk: TelemetrySdk | undefined;
+  private loading: Promise<void> | undefined;
+  private runtime: TelemetryRuntime | undefined;
+  private consent: TelemetryConsent = 'pending';
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly loadSdk: () => Promise<{
+      startSdk: (cs: string, origin: string) => TelemetrySdk;
+    }> = () => import('./sdk'),
+  ) {}
+
+  /** Starts listening for errors at once, and decides about the SDK after the first paint. */
+  start(readRuntime: () => Promise<TelemetryRuntime>): void {
+    window.addEventListener('error', this.onEarlyError);
+    window.addEventListener('unhandledrejection', this.onEarlyRejection);
+    afterFirstPaint(() => {
+      readRuntime().then(
+        (runtime) => {
+          this.runtime = runtime;
+          this.setConsent(runtime.consent === 'implied' ? 'implied' : (storedChoice() ?? 'ask'));
+        },
+        () => this.switchOff(),
+      );
+    });
+  }
+
+  getConsent = (): TelemetryConsent => this.consent;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  /** The visitor's answer to the banner, or a later change of mind. */
+  choose(choice: ConsentChoice): void {
+    storeChoice(choice);
+    if (choice === 'denied') {
+      this.sdk?.unload();
+      this.sdk = undefined;
+      this.loading = undefined;
+      forgetTelemetryState();
+    }
+    this.setConsent(choice);
+  }
+
+  /** Shows the banner again so the choice can be changed. */
+  reconsider(): void {
+    if (this.consent === 'granted' || this.consent === 'denied') this.setConsent('ask');
+  }
+
+  trackPageView(name: string, uri: string, durationMs?: number): void {
+    this.run((sdk) => sdk.trackPageView(name, uri, durationMs));
+  }
+
+  trackException(error: unknown, properties: Record<string, string> = {}): void {
+    const asError = error instanceof Error ? error : new Error(String(error));
+    this.run((sdk) => sdk.trackException(asError, properties));
+  }
+
+  /** A product event, such as "Report exported"; properties must not hold personal data. */
+  trackEvent(name: string, properties: Record<string, string> = {}): void {
+    this.run((sdk) => sdk.trackEvent(name, properties));
+  }
+
+  trackMetric(name: string, value: number): void {
+    this.run((sdk) => sdk.trackMetric(name, value));
+  }
+
+  trackTrace(message: string, properties: Record<string, string> = {}): void {
+    this.run((sdk) => sdk.trackTrace(message, properties));
+  }
+
+  setAuthenticatedUser(id: string): void {
+    this.run((sdk) => sdk.setAuthenticatedUser(id));
+  }
+
+  clearAuthenticatedUser(): void {
+    this.run((sdk) => sdk.clearAuthenticatedUser());
+  }
+
+  // --- internals ---
+
+  private run(command: Command): void {
+    if (this.sdk) command(this.sdk);
+    else if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
+      this.queue.push(command);
+    }
+  }
+
+  private setConsent(consent: ConsentState): void {
+    this.consent = consent;
+    if (consent === 'granted' || consent === 'implied') this.load();
+    if (consent === 'denied') this.queue = [];
+    for (const listener of this.listeners) listener();
+  }
+
+  private load(): void {
+    const runtime = this.runtime;
+    if (!runtime || this.sdk || this.loading) return;
+    this.loading = this.loadSdk().then(
+      ({ startSdk }) => {
+        if (this.consent === 'denied') return;
+        this.sdk = startSdk(runtime.connectionString, window.location.origin);
+        // The SDK watches errors itself from here on.
+        this.stopEarlyListeners();
+        const queued = this.queue;
+        this.queue = [];
+        for (const command of queued) command(this.sdk);
+      },
+      () => this.switchOff(),
+    );
+  }
+
+  private switchOff(): void {
+    this.queue = [];
+    this.consent = 'unavailable';
+    this.stopEarlyListeners();
+    console.warn('Usage telemetry is off: its code could not be loaded.');
+    for (const listener of this.listeners) listener();
+  }
+
+  private stopEarlyListeners(): void {
+    window.removeEventListener('error', this.onEarlyError);
+    window.removeEventListener('unhandledrejection', this.onEarlyRejection);
+  }
+
+  private readonly onEarlyError = (event: ErrorEvent) => {
+    this.trackException(event.error ?? new Error(event.message), { source: 'window.onerror' });
+  };
+
+  private readonly onEarlyRejection = (event: PromiseRejectionEvent) => {
+    this.trackException(event.reason, { source: 'unhandledrejection' });
+  };
+}
+
+export const telemetry = new TelemetryClient();

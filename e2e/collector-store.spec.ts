@@ -1,0 +1,114 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { expect, test } from '@playwright/test';
+import type { Envelope } from './telemetry-support';
+
+/**
+ * The browser SDK, from Gatehouse itself, delivering every kind of item through real page
+ * navigations (page-hide beacons included) into the collector's store, read back with
+ * `npm run telemetry:export` once the server has stopped. A server of its own, so it can be stopped.
+ */
+const APP = 'http://localhost:4120';
+const run = promisify(execFile);
+
+let server: ChildProcess;
+let dataDir: string;
+
+test.beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-store-'));
+  server = spawn(process.execPath, ['apps/server/dist/main.js'], {
+    env: {
+      ...process.env,
+      PORT: '4120',
+      IDP_PORT: '4121',
+      TELEMETRY_CONSENT: 'implied',
+      GATEHOUSE_DATA_DIR: dataDir,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.stdout?.on('data', (chunk: Buffer) => String(chunk).includes('Gatehouse is running') && resolve());
+    server.once('exit', (code) => reject(new Error(`The server exited with ${code}`)));
+  });
+});
+
+test.afterAll(() => {
+  if (server.exitCode === null) server.kill('SIGKILL');
+});
+
+async function stopServer() {
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.kill('SIGINT');
+  await exited;
+}
+
+async function exportItems(...args: string[]): Promise<Envelope[]> {
+  const { stdout } = await run(process.execPath, ['packages/collector/dist/export-cli.js', ...args], {
+    env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Envelope);
+}
+
+test('every kind of browser telemetry reaches the store and the export, through real navigations', async ({
+  page,
+}) => {
+  await page.goto(APP);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await page.getByLabel('Username').fill('admin');
+  await page.getByLabel('Password').fill('admin');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
+  await page.goto(`${APP}/diagnostics`);
+  await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
+  for (const action of [
+    'Send an event',
+    'Send a metric',
+    'Send a trace',
+    'Call the API',
+    'Throw an uncaught error',
+  ]) {
+    await page.getByRole('button', { name: action }).click();
+  }
+  await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
+  // A real navigation away: whatever is pending leaves with the page-hide beacon.
+  await page.goto('about:blank');
+  await page.waitForTimeout(1_500);
+  await stopServer();
+
+  const items = await exportItems();
+  const kinds = new Set(items.map((item) => item.data.baseType));
+  for (const kind of [
+    'PageviewData',
+    'PageviewPerformanceData',
+    'ExceptionData',
+    'RemoteDependencyData',
+    'EventData',
+    'MetricData',
+    'MessageData',
+  ]) {
+    expect(kinds, `no ${kind} in the export`).toContain(kind);
+  }
+  const text = JSON.stringify(items);
+  for (const expected of [
+    'Diagnostics event',
+    'Diagnostics metric',
+    'Diagnostics trace',
+    'Diagnostics: an uncaught error',
+  ]) {
+    expect(text).toContain(expected);
+  }
+  expect(items.some((item) => String(item.data.baseData.data).endsWith('/api/me'))).toBe(true);
+
+  const exceptions = await exportItems('--type', 'exception');
+  expect(exceptions.length).toBeGreaterThan(0);
+  expect(exceptions.every((item) => item.data.baseType === 'ExceptionData')).toBe(true);
+  const future = await exportItems('--since', new Date(Date.now() + 60_000).toISOString());
+  expect(future).toEqual([]);
+});

@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
+import type { Page, Request } from '@playwright/test';
+
+export interface Envelope {
+  name: string;
+  time: string;
+  iKey: string;
+  tags: Record<string, string>;
+  data: { baseType: string; baseData: Record<string, unknown> };
+}
+
+export interface Post {
+  url: string;
+  body: string;
+  envelopes: Envelope[];
+  status?: number;
+  answer?: { itemsReceived: number; itemsAccepted: number; errors: unknown[] };
+}
+
+const INGESTION = /\/v2(\.1)?\/track$/;
+
+function decode(request: Request): string {
+  const buffer = request.postDataBuffer();
+  if (!buffer) return '';
+  const gzipped = buffer[0] === 0x1f && buffer[1] === 0x8b;
+  return (gzipped ? gunzipSync(buffer) : buffer).toString('utf8');
+}
+
+function parseEnvelopes(body: string): Envelope[] {
+  const text = body.trim();
+  if (!text) return [];
+  if (text.startsWith('[')) return JSON.parse(text) as Envelope[];
+  return text.split('\n').map((line) => JSON.parse(line) as Envelope);
+}
+
+/**
+ * Records every telemetry post this page makes (XHR, fetch or beacon), what it carried and the
+ * collector's answer, by passing each one through to the real collector. `down()` simulates an outage
+ * of the endpoint (503). Also records every other request, to check where the browser talked to.
+ */
+export async function recordTelemetry(page: Page, options: { down?: () => boolean } = {}) {
+  const posts: Post[] = [];
+  const requests: Request[] = [];
+  page.on('request', (request) => requests.push(request));
+  // Beacon bodies are visible to an interceptor even after the page has gone.
+  await page.route(INGESTION, async (route) => {
+    const request = route.request();
+    if (request.method() !== 'POST') return route.continue();
+    const body = decode(request);
+    const post: Post = { url: request.url(), body, envelopes: parseEnvelopes(body) };
+    posts.push(post);
+    if (options.down?.()) {
+      post.status = 503;
+      return route.fulfill({ status: 503, headers: { 'retry-after': '1' }, body: '' });
+    }
+    const response = await route.fetch();
+    post.status = response.status();
+    try {
+      post.answer = JSON.parse((await response.body()).toString('utf8')) as Post['answer'];
+      await route.fulfill({ response });
+    } catch {
+      // The page went away meanwhile (a beacon at page hide): the collector has answered all the same.
+    }
+  });
+  const envelopes = () => posts.flatMap((post) => post.envelopes);
+  return {
+    posts,
+    requests,
+    envelopes,
+    ofType: (baseType: string) => envelopes().filter((envelope) => envelope.data.baseType === baseType),
+  };
+}
+
+/** The pseudonymous id Gatehouse gives a signed-in user: SHA-256 of issuer and subject, 128 bits. */
+export function pseudonymousId(issuer: string, subject: string): string {
+  return createHash('sha256').update(`${issuer}\n${subject}`).digest().subarray(0, 16).toString('base64url');
+}
+
+/** Waits until the SDK has loaded and started a session (its `ai_session` cookie exists). */
+export async function waitForSdk(page: Page) {
+  await page.waitForFunction(() => document.cookie.includes('ai_session='));
+}
+
+/**
+ * Fires the page's `pagehide`, so the SDK's own page-hide handler hands pending telemetry over (with a
+ * keepalive request) while the page stays, where this test can still see the request. Real navigations
+ * deliver the same way; collector-store.spec.ts proves it against the store.
+ */
+export async function hidePage(page: Page) {
+  await page.evaluate(() => window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false })));
+}

@@ -1,0 +1,273 @@
+import { expect, test, type BrowserContext, type Page, type Request } from '@playwright/test';
+import { APP, APP_WITHOUT_PROVIDER, IDP } from '../playwright.config';
+import { ACCOUNTS, logInAtProvider, misbehave } from './support';
+import { hidePage, pseudonymousId, recordTelemetry, waitForSdk } from './telemetry-support';
+
+test.beforeEach(async ({ request }) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
+});
+
+// Telemetry posts can still be on their way when a test ends: let them go.
+test.afterEach(async ({ page }) => {
+  await page.unrouteAll({ behavior: 'ignoreErrors' });
+});
+
+async function telemetryState(page: Page, context: BrowserContext) {
+  const cookies = (await context.cookies()).map((cookie) => cookie.name).filter((name) => /^ai_/i.test(name));
+  const storage = await page.evaluate(() =>
+    [...Object.keys(localStorage), ...Object.keys(sessionStorage)].filter((key) => /^ai_/i.test(key)),
+  );
+  return [...cookies, ...storage];
+}
+
+async function accept(page: Page) {
+  const banner = page.getByRole('dialog', { name: 'Usage data' });
+  await expect(banner).toBeVisible();
+  await banner.getByRole('button', { name: 'Accept' }).click();
+  await expect(banner).toBeHidden();
+}
+
+test('nothing is stored or sent before consent; the choice is remembered and can be changed', async ({
+  page,
+  context,
+}) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto('/');
+  const banner = page.getByRole('dialog', { name: 'Usage data' });
+  await expect(banner).toBeVisible();
+  await expect(banner.getByRole('button', { name: 'Accept' })).toBeVisible();
+  await page.waitForTimeout(1_000);
+  expect(await telemetryState(page, context)).toEqual([]);
+  expect(telemetry.posts).toHaveLength(0);
+
+  await banner.getByRole('button', { name: 'Decline' }).click();
+  await page.reload();
+  await expect(page.getByText('Usage data: declined.')).toBeVisible();
+  await expect(banner).toBeHidden();
+  await page.waitForTimeout(1_000);
+  expect(await telemetryState(page, context)).toEqual([]);
+  await page.reload(); // leaving the page would hand pending telemetry over, if there were any
+  await expect(page.getByText('Usage data: declined.')).toBeVisible();
+  expect(telemetry.posts).toHaveLength(0);
+
+  await page.getByRole('button', { name: 'Change' }).click();
+  await accept(page);
+  await expect(page.getByText('Usage data: accepted.')).toBeVisible();
+  await page.goto('/nowhere'); // a page viewed after accepting
+  await waitForSdk(page);
+  expect((await telemetryState(page, context)).length).toBeGreaterThan(0);
+  await hidePage(page);
+  await expect.poll(() => telemetry.ofType('PageviewData').length).toBeGreaterThan(0);
+});
+
+test('a session is reported: page views, exceptions, calls, users, and never a secret', async ({ page }) => {
+  const telemetry = await recordTelemetry(page);
+  let callbackUrl = '';
+  page.on('request', (request) => {
+    if (request.url().startsWith(`${APP}/callback?`)) callbackUrl = request.url();
+  });
+
+  // Signed out: the home page.
+  await page.goto('/');
+  await accept(page);
+
+  // Signed in as admin, browsing by the menu and the diagnostics page.
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin);
+  await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
+  const tokens = JSON.parse(
+    (await page.evaluate(() => sessionStorage.getItem('gatehouse.session'))) ?? '{}',
+  ) as {
+    access_token: string;
+    id_token: string;
+    refresh_token: string;
+  };
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
+  await page.goto('/diagnostics');
+  await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
+  const apiCall = page.waitForRequest((request) => request.url() === `${APP}/api/me`);
+  await page.getByRole('button', { name: 'Call the API' }).click();
+  const traceparent = (await apiCall).headers().traceparent ?? '';
+  await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
+  await page.getByRole('button', { name: 'Throw an uncaught error' }).click();
+  await page.getByRole('button', { name: 'Reject a promise' }).click();
+  await page.getByRole('button', { name: 'Break this page' }).click();
+  await expect(page.getByRole('heading', { name: 'Something went wrong' })).toBeVisible();
+  await expect(page.getByRole('banner')).toBeVisible(); // the route failed, not the app
+  await hidePage(page);
+
+  // Page views: each page once, named after its route; never the callback.
+  await expect
+    .poll(() => telemetry.ofType('PageviewData').map((e) => e.data.baseData.name))
+    .toEqual(expect.arrayContaining(['Home', 'Profile', 'Diagnostics']));
+  const pageViews = telemetry.ofType('PageviewData');
+  const names = pageViews.map((e) => e.data.baseData.name as string);
+  expect(names.filter((name) => name === 'Profile')).toHaveLength(1);
+  expect(names.filter((name) => name === 'Diagnostics')).toHaveLength(1);
+  for (const view of pageViews) {
+    expect(String(view.data.baseData.url)).not.toContain('/callback');
+    expect(view.data.baseData.duration).toMatch(
+      /^\d+\.?\d*:?\d{2}:\d{2}:\d{2}\.\d{3}$|^\d{2}:\d{2}:\d{2}\.\d{3}$/,
+    );
+  }
+  const profileView = pageViews.find((e) => e.data.baseData.name === 'Profile');
+  expect(profileView?.data.baseData.duration).not.toBe('00:00:00.000');
+
+  // Exceptions: uncaught, unhandled rejection, and the route boundary's render error with its component stack.
+  await expect.poll(() => telemetry.ofType('ExceptionData').length).toBeGreaterThanOrEqual(3);
+  const exceptions = telemetry.ofType('ExceptionData').map((e) => JSON.stringify(e.data.baseData));
+  expect(exceptions.some((text) => text.includes('Diagnostics: an uncaught error'))).toBe(true);
+  expect(exceptions.some((text) => text.includes('Diagnostics: an unhandled rejection'))).toBe(true);
+  const renderError = telemetry
+    .ofType('ExceptionData')
+    .find((e) => JSON.stringify(e.data.baseData).includes('Diagnostics: a render error'));
+  expect(renderError?.data.baseData.properties).toMatchObject({
+    boundary: 'route',
+    componentStack: expect.stringContaining('diagnostics-page') as unknown as string,
+  });
+
+  // Calls: the API call, correlated with the traceparent the server received.
+  const dependencies = telemetry.ofType('RemoteDependencyData');
+  const [, traceId, spanId] = traceparent.split('-');
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  const apiDependency = dependencies.find(
+    (e) => String(e.data.baseData.data).endsWith('/api/me') && e.tags['ai.operation.id'] === traceId,
+  );
+  expect(apiDependency).toBeDefined();
+  expect(apiDependency?.data.baseData.resultCode).toBe('200');
+  expect(String(apiDependency?.data.baseData.id)).toContain(spanId);
+  // No correlation header ever goes to the identity provider.
+  for (const request of telemetry.requests.filter((r) => r.url().startsWith(IDP))) {
+    expect(request.headers().traceparent).toBeUndefined();
+  }
+
+  // Sessions and users: the SDK's ids on everything; after sign-in the pseudonymous user, never a name.
+  const all = telemetry.envelopes();
+  const sessionIds = new Set(all.map((e) => e.tags['ai.session.id']));
+  expect(sessionIds.size).toBe(1);
+  expect([...sessionIds][0]).toMatch(/\S{6,}/);
+  expect(all.every((e) => (e.tags['ai.user.id'] ?? '').length > 0)).toBe(true);
+  const expectedUser = pseudonymousId(IDP, 'admin');
+  const home = pageViews.find((e) => e.data.baseData.name === 'Home');
+  expect(home?.tags['ai.user.authUserId']).toBeUndefined();
+  expect(profileView?.tags['ai.user.authUserId']).toBe(expectedUser);
+  expect(renderError?.tags['ai.user.authUserId']).toBe(expectedUser);
+
+  // The leak scan: no code, state, token or Authorization header in anything posted.
+  const callback = new URL(callbackUrl);
+  const secrets = [
+    callback.searchParams.get('code'),
+    callback.searchParams.get('state'),
+    tokens.access_token,
+    tokens.id_token,
+    tokens.refresh_token,
+    'admin@example.com',
+    'Ada Admin',
+    'Bearer ',
+  ].filter((value): value is string => Boolean(value));
+  expect(secrets.length).toBeGreaterThanOrEqual(6);
+  for (const post of telemetry.posts) {
+    for (const secret of secrets) expect(post.body).not.toContain(secret);
+  }
+
+  // Only the configured endpoint was called, and the collector stored everything.
+  const origins = new Set(telemetry.requests.map((request) => new URL(request.url()).origin));
+  expect([...origins].sort()).toEqual([APP, IDP].sort());
+  expect(telemetry.posts.every((post) => post.url.startsWith(`${APP}/v2`))).toBe(true);
+  await expect.poll(() => telemetry.posts.every((post) => post.status === 200)).toBe(true);
+  for (const post of telemetry.posts) expect(post.answer?.itemsAccepted).toBe(post.envelopes.length);
+});
+
+test('sign-out clears the authenticated user, and the leak scan covers the sign-out too', async ({
+  page,
+}) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto('/');
+  await accept(page);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.alice);
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  const idToken = JSON.parse(
+    (await page.evaluate(() => sessionStorage.getItem('gatehouse.session'))) ?? '{}',
+  ) as {
+    id_token: string;
+  };
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.waitForURL(`${APP}/`);
+  await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByLabel('Username')).toBeVisible(); // signed out: /profile goes to sign-in
+  await expect.poll(() => telemetry.posts.length).toBeGreaterThan(0);
+  for (const post of telemetry.posts) {
+    expect(post.body).not.toContain(idToken.id_token);
+    expect(post.body).not.toContain('id_token_hint=ey');
+  }
+});
+
+test('unsent items survive a reload and are sent when the endpoint is back', async ({ page }) => {
+  test.setTimeout(90_000);
+  let down = true;
+  const telemetry = await recordTelemetry(page, { down: () => down });
+  const consoleMessages: string[] = [];
+  page.on('console', (message) => consoleMessages.push(message.text()));
+
+  await page.goto('/nowhere-while-down');
+  await accept(page);
+  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await waitForSdk(page);
+  // The SDK posts the page view and is refused: it keeps the item in its session buffer and retries.
+  await expect.poll(() => telemetry.posts.some((post) => post.status === 503)).toBe(true);
+  expect(consoleMessages.length).toBeLessThan(5); // the console is not flooded
+
+  // The endpoint comes back; the visitor reloads before the next retry.
+  down = false;
+  const reloadedAt = Date.now();
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await waitForSdk(page);
+  await hidePage(page);
+  const deliveredFromBefore = () =>
+    telemetry.posts
+      .filter((post) => post.status === 200)
+      .flatMap((post) => post.envelopes)
+      .filter(
+        (e) =>
+          e.data.baseType === 'PageviewData' &&
+          e.data.baseData.name === 'Not found' &&
+          Date.parse(e.time) < reloadedAt,
+      ).length;
+  await expect.poll(deliveredFromBefore, { timeout: 30_000 }).toBe(1);
+});
+
+test('when the SDK cannot load, the app works as before', async ({ page }) => {
+  const consoleMessages: string[] = [];
+  const requests: Request[] = [];
+  page.on('console', (message) => consoleMessages.push(message.text()));
+  page.on('request', (request) => requests.push(request));
+  await page.route(/\/assets\/sdk-[\w-]+\.js$/, (route) => route.abort());
+  await page.goto('/');
+  await accept(page);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.alice);
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "alice"');
+  // One short warning per page load, nothing more.
+  const pageLoads = requests.filter(
+    (request) => request.resourceType() === 'document' && request.url().startsWith(APP),
+  );
+  expect(consoleMessages.filter((text) => /telemetry/i.test(text))).toHaveLength(pageLoads.length);
+});
+
+test('TELEMETRY_CONSENT=implied reports without a banner', async ({ page }) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto(APP_WITHOUT_PROVIDER);
+  await expect(page.getByRole('heading', { name: 'Welcome to Gatehouse' })).toBeVisible();
+  await waitForSdk(page);
+  await expect(page.getByRole('dialog', { name: 'Usage data' })).toBeHidden();
+  await hidePage(page);
+  await expect
+    .poll(() => telemetry.ofType('PageviewData').map((e) => e.data.baseData.name))
+    .toContain('Home');
+});
