@@ -40,7 +40,9 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // Benchmarks and scripts print their figures, and hand functions to the browser (page.evaluate).
     files: ['bench/**', 'scripts/**'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
     rules: { 'no-console': 'off' },
   },
   // The SPA: browser globals, hooks rules, and one-way imports between its layers (shared -> features -> app).

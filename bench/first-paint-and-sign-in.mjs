@@ -3,7 +3,8 @@
 // time from clicking "Sign in" to the signed-in page, through the real local OpenID provider.
 // Needs `npm run build` first (npm run bench does it). Knobs: BENCH_LOADS (7), BENCH_SIGN_INS (7).
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,10 +59,17 @@ function serveStatic(dir) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
-async function startGatehouse() {
+export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT) {
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
     cwd: root,
-    env: { ...process.env, PORT: String(APP_PORT), IDP_PORT: String(IDP_PORT), NODE_ENV: 'production' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      IDP_PORT: String(idpPort),
+      GATEHOUSE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-')),
+      NODE_ENV: 'production',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise((resolve, reject) => {
@@ -77,12 +85,24 @@ async function startGatehouse() {
   return child;
 }
 
-/** Scripts whose response ended before the first contentful paint, with their gzipped sizes. */
-async function measureFirstPaint(browser, url) {
-  const context = await browser.newContext();
+/**
+ * Scripts whose response ended before the first contentful paint, with their gzipped sizes, and the
+ * largest contentful paint.
+ */
+export async function measureFirstPaint(browser, url, contextOptions = {}) {
+  const context = await browser.newContext(contextOptions);
   const page = await context.newPage();
   await page.goto(url, { waitUntil: 'load' });
   await page.waitForFunction(() => performance.getEntriesByName('first-contentful-paint').length > 0);
+  const lcp = await page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        new PerformanceObserver((list) => resolve(list.getEntries().at(-1).startTime)).observe({
+          type: 'largest-contentful-paint',
+          buffered: true,
+        });
+      }),
+  );
   const { fcp, scripts } = await page.evaluate(() => {
     const paint = performance.getEntriesByName('first-contentful-paint')[0].startTime;
     const loaded = performance
@@ -97,7 +117,7 @@ async function measureFirstPaint(browser, url) {
     gzipped += gzipSync(body, { level: 9 }).length;
   }
   await context.close();
-  return { fcp, gzipped, scripts: scripts.map((s) => new URL(s).pathname) };
+  return { fcp, lcp, gzipped, scripts: scripts.map((s) => new URL(s).pathname) };
 }
 
 async function measureSignIn(browser, origin) {
@@ -117,17 +137,21 @@ async function measureSignIn(browser, origin) {
   return elapsed;
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+}
+
+export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+export const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
 
 export async function run() {
   const bareDir = await buildBarePage();
   const bare = await serveStatic(bareDir);
   const gatehouse = await startGatehouse();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
+  const browser = await launchChromium();
   try {
     const bareUrl = `http://127.0.0.1:${bare.address().port}/`;
     const appUrl = `http://localhost:${APP_PORT}/`;

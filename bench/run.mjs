@@ -1,12 +1,22 @@
 // `npm run bench`: every benchmark, one after the other, each printing its figures. The raw results
 // are also written to bench/.out/results.json for comparison between runs.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { run as firstPaintAndSignIn } from './first-paint-and-sign-in.mjs';
+import { run as telemetry } from './telemetry.mjs';
 
 const results = {
-  machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+  machine: { cpus: cpus().length, node: process.version },
   firstPaintAndSignIn: await firstPaintAndSignIn(),
+  telemetry: await telemetry(),
 };
+
+// The collector's benchmark runs in a process of its own (it starts worker threads for its senders).
+console.log('\nCollector throughput');
+const collector = spawnSync(process.execPath, ['bench/collector.mjs'], { stdio: 'inherit' });
+if (collector.status !== 0) process.exitCode = 1;
+
 mkdirSync(new URL('.out/', import.meta.url), { recursive: true });
 writeFileSync(new URL('.out/results.json', import.meta.url), JSON.stringify(results, null, 2));
 console.log('\nRaw results: bench/.out/results.json');

@@ -1,0 +1,96 @@
+// What usage telemetry costs the public page and the app's calls, from one run:
+// - gzipped JS before first paint, and the largest contentful paint, with telemetry on (consent given,
+//   so the SDK loads after the first paint) against off (no consent: the SDK never loads);
+// - the latency of a fetch tracked by the SDK (with its traceparent header) against the same fetch
+//   untracked, each a median of many calls on the same page origin.
+// Knobs: BENCH_LOADS (7), BENCH_FETCHES (200).
+import { kb, launchChromium, measureFirstPaint, median, startGatehouse } from './first-paint-and-sign-in.mjs';
+
+const LOADS = Number(process.env.BENCH_LOADS ?? 7);
+const FETCHES = Number(process.env.BENCH_FETCHES ?? 200);
+const APP = 'http://localhost:4320';
+
+/** A browser whose visitor has already answered the consent banner. */
+const withConsent = (choice) => ({
+  storageState: {
+    cookies: [],
+    origins: [{ origin: APP, localStorage: [{ name: 'gatehouse.telemetry-consent', value: choice }] }],
+  },
+});
+
+async function fetchLatency(browser, contextOptions, expectTracked) {
+  const context = await browser.newContext(contextOptions);
+  const page = await context.newPage();
+  let sawTraceparent = false;
+  page.on('request', (request) => {
+    if (request.url().endsWith('/api/nothing') && request.headers().traceparent) sawTraceparent = true;
+  });
+  await page.goto(APP);
+  if (expectTracked) await page.waitForFunction(() => document.cookie.includes('ai_session='));
+  else await page.waitForTimeout(1_000);
+  const times = await page.evaluate(async (count) => {
+    const results = [];
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await (await fetch('/api/nothing')).text();
+      results.push(performance.now() - started);
+    }
+    return results;
+  }, FETCHES);
+  await context.close();
+  if (sawTraceparent !== expectTracked)
+    throw new Error(`expected tracked=${expectTracked}, saw ${sawTraceparent}`);
+  return median(times);
+}
+
+export async function run() {
+  const server = await startGatehouse({ TELEMETRY_CONSENT: 'ask' }, 4320, 4321);
+  const browser = await launchChromium();
+  try {
+    await measureFirstPaint(browser, APP, withConsent('granted')); // warm-up
+    const on = [];
+    const off = [];
+    for (let i = 0; i < LOADS; i++) {
+      on.push(await measureFirstPaint(browser, APP, withConsent('granted')));
+      off.push(await measureFirstPaint(browser, APP, withConsent('denied')));
+    }
+    const tracked = await fetchLatency(browser, withConsent('granted'), true);
+    const untracked = await fetchLatency(browser, withConsent('denied'), false);
+    const results = {
+      jsBeforePaint: {
+        onGzipBytes: median(on.map((r) => r.gzipped)),
+        offGzipBytes: median(off.map((r) => r.gzipped)),
+      },
+      lcp: { onMs: median(on.map((r) => r.lcp)), offMs: median(off.map((r) => r.lcp)) },
+      fetch: { trackedMs: tracked, untrackedMs: untracked, calls: FETCHES },
+    };
+    const ratio = (a, b) => (a / b).toFixed(2);
+    console.log('\nTelemetry on (consent given) vs off, public home page (medians of %d loads)', LOADS);
+    console.log(
+      '  gzipped JS before first paint: on %s, off %s, ratio %s',
+      kb(results.jsBeforePaint.onGzipBytes),
+      kb(results.jsBeforePaint.offGzipBytes),
+      ratio(results.jsBeforePaint.onGzipBytes, results.jsBeforePaint.offGzipBytes),
+    );
+    console.log(
+      '  largest contentful paint:      on %s ms, off %s ms, ratio %s',
+      results.lcp.onMs.toFixed(0),
+      results.lcp.offMs.toFixed(0),
+      ratio(results.lcp.onMs, results.lcp.offMs),
+    );
+    console.log(
+      '  fetch latency (median of %d): tracked %s ms, untracked %s ms, ratio %s, added %s ms',
+      FETCHES,
+      tracked.toFixed(2),
+      untracked.toFixed(2),
+      ratio(tracked, untracked),
+      (tracked - untracked).toFixed(2),
+    );
+    return results;
+  } finally {
+    await browser.close();
+    server.kill('SIGTERM');
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await run();
