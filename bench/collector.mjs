@@ -84,6 +84,7 @@ if (!isMainThread) {
     const server = http.createServer((req, res) => collector.handle(req, res));
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${server.address().port}/v2/track`;
+    const cpuBefore = process.cpuUsage();
     const result = await new Promise((resolve, reject) => {
       const worker = new Worker(new URL(import.meta.url), {
         workerData: { url, seconds: SECONDS, senders: SENDERS, maxRequests: Math.ceil(MAX_ITEMS / BATCH) },
@@ -91,6 +92,7 @@ if (!isMainThread) {
       worker.once('message', resolve);
       worker.once('error', reject);
     });
+    const cpu = process.cpuUsage(cpuBefore);
     const stored = await collector.store.count();
     await collector.close();
     await new Promise((resolve) => server.close(resolve));
@@ -119,6 +121,10 @@ if (!isMainThread) {
     console.info(`  throughput: ${fmt(httpRate)} items/s`);
     console.info(
       `  latency per batch: p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`,
+    );
+    // CPU of the whole process (senders included) per stored item: steadier than items/s on a shared machine.
+    console.info(
+      `  CPU per item (all threads, senders included): ${((cpu.user + cpu.system) / Math.max(1, result.accepted)).toFixed(1)} µs`,
     );
     console.info(`store alone (raw insert, ${RAW_GROUP} items per commit): ${fmt(rawRate)} items/s`);
     console.info(`ratio HTTP / raw: ${(httpRate / rawRate).toFixed(2)}`);

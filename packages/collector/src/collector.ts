@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, readBody } from './body.js';
-import type { TelemetryItem } from './contracts.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { openStore, WRITERS, type TelemetryStore } from './store.js';
+import { mergePacked, type PackedItems } from './packed.js';
+import { openWritableStore, WRITERS, type TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;
@@ -129,13 +129,17 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   const rateLimit = options.maxItemsPerSecond ? new RateLimit(options.maxItemsPerSecond) : undefined;
   const retentionDays = options.retentionDays ?? 90;
 
-  const store = await openStore(options.dataDir);
+  const store = await openWritableStore(options.dataDir);
   const ingest = startIngest(
     { instrumentationKeys: options.instrumentationKeys, maxDecompressedBytes },
     options.ingestWorker ?? true,
     log,
   );
-  const commits = new GroupCommit<TelemetryItem>((items) => store.append(items), MAX_QUEUED_ITEMS, WRITERS);
+  const commits = new GroupCommit<PackedItems>(
+    (batches) => store.append(mergePacked(batches)),
+    MAX_QUEUED_ITEMS,
+    WRITERS,
+  );
   let closing = false;
 
   async function prune(): Promise<void> {
@@ -186,7 +190,8 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       send(res, result.statusCode, bodyRefused(result.statusCode, result.message), headers);
       return;
     }
-    const { received, accepted, errors } = result;
+    const { received, errors } = result;
+    const accepted = result.accepted.count;
 
     if (closing) {
       send(res, 503, retryLater(received, errors, 503, 'Collector is shutting down.'), {
@@ -195,7 +200,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       });
       return;
     }
-    const wait = accepted.length > 0 ? (rateLimit?.take(accepted.length) ?? 0) : 0;
+    const wait = accepted > 0 ? (rateLimit?.take(accepted) ?? 0) : 0;
     if (wait > 0) {
       send(res, 429, retryLater(received, errors, 429, 'Too many items; retry later.'), {
         ...headers,
@@ -204,8 +209,8 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       return;
     }
 
-    if (accepted.length > 0) {
-      if (!commits.hasRoom(accepted.length)) {
+    if (accepted > 0) {
+      if (!commits.hasRoom(accepted)) {
         log('warn', `store is behind (${commits.queued} items queued); answering 503`);
         send(res, 503, retryLater(received, errors, 503, 'Store is busy; retry later.'), {
           ...headers,
@@ -214,7 +219,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
         return;
       }
       try {
-        await commits.add(accepted);
+        await commits.add(result.accepted, accepted);
       } catch (error) {
         log('error', `store write failed: ${String(error)}`);
         send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), {
@@ -225,8 +230,8 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       }
     }
     // 200 when everything was taken, 206 when some items were refused, 400 when none were.
-    const status = errors.length === 0 ? 200 : accepted.length > 0 ? 206 : 400;
-    send(res, status, { itemsReceived: received, itemsAccepted: accepted.length, errors }, headers);
+    const status = errors.length === 0 ? 200 : accepted > 0 ? 206 : 400;
+    send(res, status, { itemsReceived: received, itemsAccepted: accepted, errors }, headers);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void {

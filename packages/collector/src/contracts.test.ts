@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { limits, validateEnvelope, type TelemetryItem } from './contracts.js';
+import { limits, validateEnvelope, validateEnvelopeWithZod, type TelemetryItem } from './contracts.js';
 import {
   BROWSER_IKEY,
   browserContext,
@@ -191,5 +191,132 @@ describe('validateEnvelope', () => {
     expect(
       validateEnvelope({ ...browserEnvelope('event'), iKey: BROWSER_IKEY.toUpperCase() }, known).ok,
     ).toBe(true);
+  });
+});
+
+describe('the fast path of validateEnvelope', () => {
+  const requestEnvelope = () => ({
+    name: 'Microsoft.ApplicationInsights.key.Request',
+    time: '2026-01-02T03:04:05.678Z',
+    iKey: 'key',
+    seq: '1',
+    tags: { 'ai.operation.id': 'op1' },
+    data: {
+      baseType: 'RequestData',
+      baseData: {
+        ver: 2,
+        id: 'r1',
+        name: 'GET /',
+        source: 's',
+        duration: '1.02:03:04.500',
+        responseCode: '503',
+        success: false,
+        url: 'https://gatehouse.example/',
+        properties: { a: 'b' },
+        measurements: { m: 1 },
+      },
+    },
+  });
+  const odd: unknown[] = [
+    undefined, // deletes the field
+    null,
+    '',
+    'x',
+    'x'.repeat(limits.name + 1),
+    'x'.repeat(limits.url + 1),
+    '00:00:01.5',
+    '1.00:00:00',
+    '2026-01-02T03:04:05Z',
+    0,
+    -1,
+    1.5,
+    4,
+    5,
+    100,
+    101,
+    2 ** 53,
+    Infinity,
+    true,
+    false,
+    [],
+    [{}],
+    {},
+    { k: 'v' },
+    { k: 1 },
+    { [`${'k'.repeat(151)}`]: 'v' },
+  ];
+
+  /** Every path to a field of `value` (objects and arrays), depth first. */
+  function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
+    if (typeof value !== 'object' || value === null) return [];
+    const keys = Array.isArray(value) ? value.map((_, i) => i) : Object.keys(value);
+    return keys.flatMap((k) => [
+      [...prefix, k],
+      ...paths((value as Record<string | number, unknown>)[k], [...prefix, k]),
+    ]);
+  }
+
+  function mutated(base: unknown, path: (string | number)[], replacement: unknown): unknown {
+    const copy = structuredClone(base) as Record<string | number, unknown>;
+    let parent = copy;
+    for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+    const last = path[path.length - 1] as string | number;
+    if (replacement === undefined && !Array.isArray(parent)) delete parent[last];
+    else parent[last] = structuredClone(replacement);
+    return copy;
+  }
+
+  it('decides and extracts exactly as zod alone, on every field of every kind set to odd values', () => {
+    const bases: unknown[] = [...browserKinds.map((k) => browserEnvelope(k)), requestEnvelope()];
+    let compared = 0;
+    for (const base of bases) {
+      expect(validateEnvelope(base, any)).toEqual(validateEnvelopeWithZod(base, any));
+      for (const path of paths(base)) {
+        for (const replacement of odd) {
+          const value = mutated(base, path, replacement);
+          expect(validateEnvelope(value, any), JSON.stringify(path)).toEqual(
+            validateEnvelopeWithZod(value, any),
+          );
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(5000);
+  });
+
+  it('stores the text an envelope was parsed from, and bounds size and depth on it exactly', () => {
+    const envelope = browserEnvelope('event');
+    const text = ` ${JSON.stringify(envelope, null, 2)}\n`;
+    const item = accepted(envelope);
+    const fromText = validateEnvelope(envelope, any, { text, depth: 3 });
+    expect(fromText).toEqual({ ok: true, item: { ...item, envelope: text.trim() } });
+    // A short text whose value re-serialises past 64 KB: still refused (1e20 writes 21 digits).
+    const numbers = Array.from({ length: 3200 }, () => 1e20);
+    const big = { ...browserEnvelope('event'), extra: numbers };
+    const bigText = JSON.stringify({ ...big, extra: '@' }).replace(
+      '"@"',
+      `[${numbers.map(() => '1e20').join(',')}]`,
+    );
+    expect(Buffer.byteLength(bigText)).toBeLessThan(limits.itemBytes);
+    expect(validateEnvelope(big, any, { text: bigText })).toEqual({
+      ok: false,
+      message: 'Item is larger than 65536 bytes.',
+    });
+    // A wrong (too small) depth is never trusted past the value's own nesting? It is trusted only as
+    // an upper bound: a deep text is walked.
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 40; i++) deep = [deep];
+    expect(validateEnvelope({ ...envelope, extra: deep }, any, { text: '{}', depth: 41 })).toEqual({
+      ok: false,
+      message: 'Item is nested too deeply.',
+    });
+  });
+
+  it('refuses a baseType named like an Object.prototype member as unsupported', () => {
+    for (const baseType of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const envelope = browserEnvelope('event') as { data: { baseType: string } };
+      envelope.data.baseType = baseType;
+      expect(refusal(envelope)).toBe(`Field 'data.baseType' '${baseType}' is not supported.`);
+    }
   });
 });

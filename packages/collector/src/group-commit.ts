@@ -1,17 +1,18 @@
 /**
- * Group commit: items from concurrent requests queue up while earlier writes are in flight and go to
- * the store together in the next write, so many requests share one durable commit (one fsync). A
- * request is answered only once the write holding its items has resolved.
+ * Group commit: batches of items from concurrent requests queue up while earlier writes are in flight
+ * and go to the store together in the next write, so many requests share one durable commit (one
+ * fsync). A request is answered only once the write holding its items has resolved.
  */
 export class GroupCommit<T> {
   private queue: T[] = [];
+  private queuedItems = 0;
   private waiters: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   private inFlight = 0;
   private scheduled = false;
   private idle: (() => void)[] = [];
 
   constructor(
-    private readonly write: (items: T[]) => Promise<void>,
+    private readonly write: (batches: T[]) => Promise<void>,
     /** Items allowed to wait; beyond that `hasRoom` says no (the store is not keeping up). */
     private readonly maxQueued: number,
     /** Writes allowed in flight at once (the store has as many writer connections). */
@@ -20,17 +21,18 @@ export class GroupCommit<T> {
 
   /** Items waiting for a write. */
   get queued(): number {
-    return this.queue.length;
+    return this.queuedItems;
   }
 
   hasRoom(count: number): boolean {
-    return this.queue.length + count <= this.maxQueued;
+    return this.queuedItems + count <= this.maxQueued;
   }
 
-  /** Resolves once `items` are durably stored; rejects if their write failed. */
-  add(items: readonly T[]): Promise<void> {
+  /** Resolves once the `count` items of `batch` are durably stored; rejects if their write failed. */
+  add(batch: T, count: number): Promise<void> {
     const done = new Promise<void>((resolve, reject) => this.waiters.push({ resolve, reject }));
-    for (const item of items) this.queue.push(item);
+    this.queue.push(batch);
+    this.queuedItems += count;
     this.schedule();
     return done;
   }
@@ -53,13 +55,14 @@ export class GroupCommit<T> {
 
   private async flush(): Promise<void> {
     if (this.queue.length === 0) return this.settleIdle();
-    const items = this.queue;
+    const batches = this.queue;
     const waiters = this.waiters;
     this.queue = [];
+    this.queuedItems = 0;
     this.waiters = [];
     this.inFlight++;
     try {
-      await this.write(items);
+      await this.write(batches);
       for (const w of waiters) w.resolve();
     } catch (error) {
       for (const w of waiters) w.reject(error);

@@ -1,5 +1,6 @@
 import { BodyError, decode, splitItems } from './body.js';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
+import { packItems, type PackedItems } from './packed.js';
 
 export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */
@@ -13,9 +14,9 @@ export interface ItemError {
   message: string;
 }
 
-/** A body turned into items: those to store and, by index, those refused. */
+/** A body turned into items: those to store (packed for the store) and, by index, those refused. */
 export type IngestResult =
-  | { ok: true; received: number; accepted: TelemetryItem[]; errors: ItemError[] }
+  | { ok: true; received: number; accepted: PackedItems; errors: ItemError[] }
   | { ok: false; statusCode: 400 | 413 | 415; message: string };
 
 export type Ingest = (body: Uint8Array, encoding?: string, contentType?: string) => Promise<IngestResult>;
@@ -35,11 +36,11 @@ export function createIngest(options: IngestOptions): Ingest {
       const accepted: TelemetryItem[] = [];
       const errors: ItemError[] = [];
       items.forEach((parsed, index) => {
-        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey) : parsed;
+        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source) : parsed;
         if (result.ok) accepted.push(result.item);
         else errors.push({ index, statusCode: 400, message: result.message });
       });
-      return { ok: true, received: items.length, accepted, errors };
+      return { ok: true, received: items.length, accepted: packItems(accepted), errors };
     } catch (error) {
       if (error instanceof BodyError)
         return { ok: false, statusCode: error.statusCode, message: error.message };

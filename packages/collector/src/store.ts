@@ -5,9 +5,13 @@ import {
   DuckDBTimestampValue,
   type DuckDBAppender,
   type DuckDBConnection,
+  type DuckDBPreparedStatement,
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { TelemetryItem, TelemetryType } from './contracts.js';
+import { packItems, RS, unpackRow, type PackedItems } from './packed.js';
+
+export type { PackedItems } from './packed.js';
 
 /**
  * The telemetry store: one DuckDB file (columnar, chosen in docs/decisions/0004-collector-store.md).
@@ -24,6 +28,14 @@ export interface TelemetryStore {
   /** Deletes items whose event time is before `before` (epoch ms); resolves to how many. */
   prune(before: number): Promise<number>;
   close(): Promise<void>;
+}
+
+/**
+ * The store as the collector uses it: `append` also takes packed items (from the ingest worker), so
+ * the collector still writes through `append`, whatever wraps or replaces it.
+ */
+export interface WritableStore extends TelemetryStore {
+  append(items: readonly TelemetryItem[] | PackedItems): Promise<void>;
 }
 
 export interface ExportFilter {
@@ -75,6 +87,12 @@ const schema = `CREATE TABLE IF NOT EXISTS items (
   envelope JSON NOT NULL            -- the envelope as received
 )`;
 
+const orNull = (k: number) => `nullif(f[${k}], chr(0))`;
+const insertPacked = `INSERT INTO items SELECT epoch_ms(f[1]::BIGINT), f[2], f[3], ${orNull(4)}, ${orNull(5)},
+  ${orNull(6)}, ${orNull(7)}, ${orNull(8)}, ${orNull(9)}, ${orNull(10)}::DOUBLE, ${orNull(11)}::BOOLEAN,
+  ${orNull(12)}, ${orNull(13)}, ${orNull(14)}, ${orNull(15)}, ${orNull(16)}, f[17]
+  FROM (SELECT string_split(r, chr(31)) AS f FROM (SELECT unnest(string_split($1, chr(30))) AS r))`;
+
 const varchar = (a: DuckDBAppender, v: string | null) => (v === null ? a.appendNull() : a.appendVarchar(v));
 const double = (a: DuckDBAppender, v: number | null) => (v === null ? a.appendNull() : a.appendDouble(v));
 
@@ -124,7 +142,15 @@ export interface OpenStoreOptions {
 }
 
 /** Opens (creating on first start) the store in `dataDir`. */
-export async function openStore(dataDir: string, options: OpenStoreOptions = {}): Promise<TelemetryStore> {
+export function openStore(dataDir: string, options: OpenStoreOptions = {}): Promise<TelemetryStore> {
+  return openWritableStore(dataDir, options);
+}
+
+/** openStore, with the collector's packed appends. */
+export async function openWritableStore(
+  dataDir: string,
+  options: OpenStoreOptions = {},
+): Promise<WritableStore> {
   const file = storeFile(dataDir);
   if (!options.readonly) mkdirSync(dataDir, { recursive: true });
   let instance: DuckDBInstance;
@@ -157,6 +183,8 @@ export async function openStore(dataDir: string, options: OpenStoreOptions = {})
     ? []
     : await Promise.all(Array.from({ length: WRITERS }, () => instance.connect()));
   const allWriters = [...idleWriters];
+  const inserts = new Map<DuckDBConnection, DuckDBPreparedStatement>();
+  for (const writer of allWriters) inserts.set(writer, await writer.prepare(insertPacked));
   const writerFreed: (() => void)[] = [];
   async function takeWriter(): Promise<DuckDBConnection> {
     for (;;) {
@@ -205,31 +233,68 @@ export async function openStore(dataDir: string, options: OpenStoreOptions = {})
     }
   }
 
-  return {
-    async append(items) {
-      if (items.length === 0) return;
-      if (options.readonly) throw new Error('The telemetry store was opened read-only.');
-      const writer = await takeWriter();
-      try {
-        await writer.run('BEGIN TRANSACTION');
-        try {
-          const appender = await writer.createAppender('items');
+  /** Where a write failed: in its statements (nothing committed) or in its COMMIT. */
+  class BeforeCommit extends Error {}
+
+  /** One transaction for the whole batch; `bulk` inserts each run of packed rows with one INSERT. */
+  async function write(writer: DuckDBConnection, packed: PackedItems, bulk: boolean): Promise<void> {
+    const insert = inserts.get(writer);
+    await writer.run('BEGIN TRANSACTION');
+    try {
+      for (const segment of packed.segments) {
+        if (typeof segment === 'string' && bulk && insert) {
+          insert.bindVarchar(1, segment);
           try {
-            for (const item of items) appendRow(appender, item);
+            await insert.run();
           } finally {
-            // Closing flushes the rows into the open transaction; COMMIT then makes them durable.
-            appender.closeSync();
+            insert.clearBindings();
           }
-          await writer.run('COMMIT');
-          lastWrite = Date.now();
-        } catch (error) {
-          await writer.run('ROLLBACK').catch(() => undefined);
-          throw error;
+          continue;
         }
-      } finally {
-        releaseWriter(writer);
+        const items = typeof segment === 'string' ? segment.split(RS).map(unpackRow) : segment;
+        const appender = await writer.createAppender('items');
+        try {
+          for (const item of items) appendRow(appender, item);
+        } finally {
+          // Closing flushes the rows into the open transaction; COMMIT then makes them durable.
+          appender.closeSync();
+        }
       }
-    },
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw new BeforeCommit(String(error), { cause: error });
+    }
+    try {
+      await writer.run('COMMIT');
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    lastWrite = Date.now();
+  }
+
+  async function appendPacked(packed: PackedItems): Promise<void> {
+    if (packed.count === 0) return;
+    if (options.readonly) throw new Error('The telemetry store was opened read-only.');
+    const writer = await takeWriter();
+    try {
+      await write(writer, packed, true);
+    } catch (error) {
+      if (!(error instanceof BeforeCommit)) throw error;
+      // DuckDB's JSON check is stricter than JSON.parse in places (lone surrogates are kept out of
+      // the packed rows already): rather than fail everyone's request, the batch goes again through
+      // the appender, which stores the text as it is. Nothing of the first try was committed.
+      if (!packed.segments.some((segment) => typeof segment === 'string')) throw error.cause;
+      await write(writer, packed, false).catch((retryError: unknown) => {
+        throw retryError instanceof BeforeCommit ? retryError.cause : retryError;
+      });
+    } finally {
+      releaseWriter(writer);
+    }
+  }
+
+  return {
+    append: (items) => appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems)),
 
     async count(filter) {
       const { sql, values } = where(filter);
@@ -264,6 +329,7 @@ export async function openStore(dataDir: string, options: OpenStoreOptions = {})
 
     close() {
       clearInterval(checkpointTimer);
+      for (const insert of inserts.values()) insert.destroySync();
       for (const c of [...connections, ...allWriters]) c.closeSync();
       instance.closeSync();
       return Promise.resolve();
