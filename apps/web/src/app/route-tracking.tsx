@@ -1,6 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { matchRoute, useLocation, useRouter } from 'wouter';
-import { afterFirstPaint } from '../shared/after-first-paint';
+import { afterFirstPaint, afterNextFrame } from '../shared/after-first-paint';
 import { telemetry } from '../telemetry/telemetry';
 import { routeEnteredAt } from './navigation-clock';
 
@@ -28,7 +28,9 @@ export function RouteTracking({ routes, fallbackName }: { routes: NamedRoute[]; 
     if (path.startsWith('/callback')) return;
     const name = routes.find((route) => matchRoute(parser, route.path, path)[0])?.name ?? fallbackName;
     const enteredAt = routeEnteredAt();
-    afterFirstPaint(() => {
+    // The page load is timed to its first contentful paint; a route change to the next painted frame.
+    const whenShown = enteredAt === 0 ? afterFirstPaint : afterNextFrame;
+    whenShown(() => {
       telemetry.trackPageView(name, window.location.href, Math.round(performance.now() - enteredAt));
     });
   }, [path, parser, routes, fallbackName]);

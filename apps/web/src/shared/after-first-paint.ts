@@ -1,9 +1,38 @@
 /**
- * Runs `task` once the browser has painted the page: the frame after the first animation frame.
- * A hidden tab paints no frames, so a timer runs it there instead. Lazy chunks started from here
- * never compete with what the first paint needs.
+ * Runs `task` once the page has shown its first content (the browser's `first-contentful-paint`), so
+ * lazy chunks started from here never compete with what that paint needs. A hidden tab paints
+ * nothing, so there it runs at once; a browser without paint timing gets a short timer instead.
  */
-export function afterFirstPaint(task: () => void, hiddenTabDelayMs = 100): void {
+export function afterFirstPaint(task: () => void, fallbackMs = 100): void {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    task();
+  };
+  if (typeof document !== 'undefined' && document.visibilityState === 'hidden') {
+    setTimeout(run, 0);
+    return;
+  }
+  const supported =
+    typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes?.includes('paint');
+  if (!supported) {
+    setTimeout(run, fallbackMs);
+    return;
+  }
+  const observer = new PerformanceObserver((list) => {
+    if (list.getEntriesByName('first-contentful-paint').length === 0) return;
+    observer.disconnect();
+    setTimeout(run, 0);
+  });
+  observer.observe({ type: 'paint', buffered: true });
+}
+
+/**
+ * Runs `task` after the next frame has been painted (the task after the next animation frame). A
+ * hidden tab paints no frames, so a timer runs it there instead.
+ */
+export function afterNextFrame(task: () => void, hiddenTabDelayMs = 100): void {
   let done = false;
   const run = () => {
     if (done) return;
