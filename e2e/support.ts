@@ -37,6 +37,18 @@ export async function storedSession(page: Page): Promise<string | null> {
   return page.evaluate(() => sessionStorage.getItem('gatehouse.session'));
 }
 
+export interface SessionTokens {
+  access_token: string;
+  id_token: string;
+  refresh_token: string;
+  expires_at: number;
+}
+
+/** The tokens this tab holds (an empty object when signed out). */
+export async function sessionTokens(page: Page): Promise<Partial<SessionTokens>> {
+  return JSON.parse((await storedSession(page)) ?? '{}') as Partial<SessionTokens>;
+}
+
 /** Every URL in this tab's session history (Chrome DevTools Protocol). */
 export async function historyUrls(page: Page): Promise<string[]> {
   const cdp = await page.context().newCDPSession(page);

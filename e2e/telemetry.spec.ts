@@ -1,6 +1,6 @@
 import { expect, test, type BrowserContext, type Page, type Request } from '@playwright/test';
 import { APP, APP_WITHOUT_PROVIDER, IDP } from '../playwright.config';
-import { ACCOUNTS, logInAtProvider, misbehave } from './support';
+import { ACCOUNTS, logInAtProvider, misbehave, sessionTokens, signIn } from './support';
 import { hidePage, pseudonymousId, recordTelemetry, waitForSdk } from './telemetry-support';
 
 test.beforeEach(async ({ request }) => {
@@ -72,16 +72,8 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   await accept(page);
 
   // Signed in as admin, browsing by the menu and the diagnostics page.
-  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, ACCOUNTS.admin);
-  await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
-  const tokens = JSON.parse(
-    (await page.evaluate(() => sessionStorage.getItem('gatehouse.session'))) ?? '{}',
-  ) as {
-    access_token: string;
-    id_token: string;
-    refresh_token: string;
-  };
+  await signIn(page, ACCOUNTS.admin);
+  const tokens = await sessionTokens(page);
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
   await page.goto('/diagnostics');
@@ -185,14 +177,9 @@ test('sign-out clears the authenticated user, and the leak scan covers the sign-
   const telemetry = await recordTelemetry(page);
   await page.goto('/');
   await accept(page);
-  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, ACCOUNTS.alice);
-  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
-  const idToken = JSON.parse(
-    (await page.evaluate(() => sessionStorage.getItem('gatehouse.session'))) ?? '{}',
-  ) as {
-    id_token: string;
-  };
+  await signIn(page, ACCOUNTS.alice);
+  const idToken = await sessionTokens(page);
+  expect(idToken.id_token).toMatch(/^ey/);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.waitForURL(`${APP}/`);
   await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();

@@ -4,12 +4,7 @@
  * nothing, so there it runs at once; a browser without paint timing gets a short timer instead.
  */
 export function afterFirstPaint(task: () => void, fallbackMs = 100): void {
-  let done = false;
-  const run = () => {
-    if (done) return;
-    done = true;
-    task();
-  };
+  const run = once(task);
   if (typeof document !== 'undefined' && document.visibilityState === 'hidden') {
     setTimeout(run, 0);
     return;
@@ -33,12 +28,17 @@ export function afterFirstPaint(task: () => void, fallbackMs = 100): void {
  * hidden tab paints no frames, so a timer runs it there instead.
  */
 export function afterNextFrame(task: () => void, hiddenTabDelayMs = 100): void {
+  const run = once(task);
+  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(run, 0));
+  setTimeout(run, hiddenTabDelayMs);
+}
+
+/** The task, callable any number of times, run the first time only (whichever trigger comes first). */
+function once(task: () => void): () => void {
   let done = false;
-  const run = () => {
+  return () => {
     if (done) return;
     done = true;
     task();
   };
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(run, 0));
-  setTimeout(run, hiddenTabDelayMs);
 }
