@@ -1,4 +1,4 @@
-import { useCallback } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useAuth } from './auth-context';
 
 export class ApiError extends Error {
@@ -31,4 +31,51 @@ export function useApi() {
     },
     [getAccessToken],
   );
+}
+
+export type ApiQuery<T> =
+  | { status: 'loading'; data?: undefined; error?: undefined }
+  | { status: 'ready'; data: T; error?: undefined }
+  | { status: 'failed'; data?: undefined; error: ApiError | Error };
+
+/**
+ * GET a path of the API and follow it: loading, then the data or the error. `refreshMs` fetches it
+ * again on a timer (keeping the last data shown meanwhile); a new path starts over.
+ */
+export function useApiQuery<T>(
+  path: `/api/${string}`,
+  refreshMs?: number,
+): ApiQuery<T> & { reload: () => void } {
+  const api = useApi();
+  const [state, setState] = useState<{ path: string; query: ApiQuery<T> }>({
+    path,
+    query: { status: 'loading' },
+  });
+  const [generation, setGeneration] = useState(0);
+
+  useEffect(() => {
+    let active = true;
+    api<T>(path).then(
+      (data) => active && setState({ path, query: { status: 'ready', data } }),
+      (error: unknown) =>
+        active &&
+        setState({
+          path,
+          query: { status: 'failed', error: error instanceof Error ? error : new Error(String(error)) },
+        }),
+    );
+    return () => {
+      active = false;
+    };
+  }, [api, path, generation]);
+
+  useEffect(() => {
+    if (!refreshMs) return;
+    const timer = setInterval(() => setGeneration((n) => n + 1), refreshMs);
+    return () => clearInterval(timer);
+  }, [refreshMs]);
+
+  const reload = useCallback(() => setGeneration((n) => n + 1), []);
+  const query: ApiQuery<T> = state.path === path ? state.query : { status: 'loading' };
+  return { ...query, reload };
 }

@@ -1,6 +1,5 @@
-import { useEffect, useState } from 'react';
 import { useAuth } from '../../auth/auth-context';
-import { useApi } from '../../auth/use-api';
+import { useApiQuery } from '../../auth/use-api';
 
 interface Me {
   sub: string;
@@ -10,27 +9,11 @@ interface Me {
   issuer: string;
 }
 
-type Load<T> = { status: 'loading' } | { status: 'ready'; data: T } | { status: 'failed'; message: string };
-
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
 
 export default function ProfilePage() {
   const { state } = useAuth();
-  const api = useApi();
-  const [me, setMe] = useState<Load<Me>>({ status: 'loading' });
-
-  useEffect(() => {
-    let active = true;
-    api<Me>('/api/me').then(
-      (data) => active && setMe({ status: 'ready', data }),
-      (error: unknown) =>
-        active &&
-        setMe({ status: 'failed', message: error instanceof Error ? error.message : String(error) }),
-    );
-    return () => {
-      active = false;
-    };
-  }, [api]);
+  const me = useApiQuery<Me>('/api/me');
 
   if (state.status !== 'signed-in') return null;
   const { user } = state;
@@ -56,7 +39,7 @@ export default function ProfilePage() {
         The answer of <code>GET /api/me</code>, which checks your access token on the server:
       </p>
       {me.status === 'loading' && <p aria-busy="true">Loading…</p>}
-      {me.status === 'failed' && <p role="alert">The API call failed: {me.message}</p>}
+      {me.status === 'failed' && <p role="alert">The API call failed: {me.error.message}</p>}
       {me.status === 'ready' && (
         <pre className="api-answer" data-testid="api-me">
           {JSON.stringify(me.data, null, 2)}
