@@ -21,7 +21,12 @@ const sessionsQuery = z.strictObject({
     .string({ error: 'must be a whole number' })
     .regex(/^\d{1,4}$/, 'must be a whole number')
     .transform(Number)
-    .pipe(z.number().min(1).max(SESSIONS_LIMIT_MAX, `must be at most ${SESSIONS_LIMIT_MAX}`))
+    .pipe(
+      z
+        .number()
+        .min(1, 'must be at least 1')
+        .max(SESSIONS_LIMIT_MAX, `must be at most ${SESSIONS_LIMIT_MAX}`),
+    )
     .optional(),
 });
 const sessionParams = z.object({
