@@ -1,10 +1,13 @@
 import { readFile } from 'node:fs/promises';
+import type { UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
+import { openApiDocument } from './openapi.js';
+import { createUsageRouter } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -16,6 +19,8 @@ export interface AppOptions {
   fetchImpl?: typeof fetch;
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
+  /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
+  usage?: UsageQueries;
 }
 
 const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
@@ -108,6 +113,10 @@ export function createApp(options: AppOptions) {
   api.get('/me', requireBearer(verify), (_req, res: Response<ApiUser>) => {
     res.set('Cache-Control', 'no-store').json(res.locals.user as ApiUser);
   });
+  api.get('/openapi.json', (_req, res) => {
+    res.set('Cache-Control', 'no-cache').json(openApiDocument);
+  });
+  if (options.usage) api.use('/usage', createUsageRouter({ verify, queries: options.usage }));
   api.use((_req, res) => {
     res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
   });

@@ -41,6 +41,7 @@ async function main() {
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector,
+    usage: collector.usage,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, (error?: Error) =>

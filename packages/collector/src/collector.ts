@@ -4,6 +4,7 @@ import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { mergePacked, type PackedItems } from './packed.js';
+import { createUsageQueries, type UsageQueries } from './queries.js';
 import { openWritableStore, WRITERS, type TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -34,6 +35,8 @@ export interface Collector {
   /** Answers POST/OPTIONS on /v2/track and /v2.1/track; calls `next()` for anything else (Express-style). */
   handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void;
   store: TelemetryStore;
+  /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
+  usage: UsageQueries;
   /** Stops accepting, waits for queued writes, closes the store. */
   close(): Promise<void>;
 }
@@ -271,6 +274,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   return {
     handle,
     store,
+    usage: createUsageQueries(store),
     async close() {
       closing = true;
       clearInterval(pruneTimer);

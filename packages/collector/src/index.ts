@@ -6,3 +6,21 @@ export { openStore, storeFile } from './store.js';
 export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store.js';
 export { readStoreSettings } from './settings.js';
 export type { StoreSettings } from './settings.js';
+export { createUsageQueries, rangeSpecs, SESSION_ID, SESSIONS_LIMIT, usageRanges } from './queries.js';
+export type {
+  DependencyRow,
+  ExceptionGroup,
+  Overview,
+  PageRow,
+  Period,
+  SessionRow,
+  SessionTimeline,
+  Tile,
+  TimelineItem,
+  Timeseries,
+  TimeseriesBucket,
+  UsageOptions,
+  UsageQueries,
+  UsageRange,
+  UsageReader,
+} from './queries.js';

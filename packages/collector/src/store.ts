@@ -36,6 +36,11 @@ export interface TelemetryStore {
  */
 export interface WritableStore extends TelemetryStore {
   append(items: readonly TelemetryItem[] | PackedItems): Promise<void>;
+  /**
+   * Runs one parameterised read on a reader connection of the store's own DuckDB instance (the only
+   * process that may open the file); rows as plain JS objects. For the usage queries (queries.ts).
+   */
+  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
 }
 
 export interface ExportFilter {
@@ -65,6 +70,9 @@ export function storeFile(dataDir: string): string {
  * than one on the 2-core machine: the second group starts small, so there are more fsyncs per item.
  */
 export const WRITERS = 1;
+
+/** Reader connections kept open between reads. */
+const MAX_IDLE_READERS = 4;
 
 /** Columns in table order; the appender fills them by position. */
 const schema = `CREATE TABLE IF NOT EXISTS items (
@@ -233,6 +241,26 @@ export async function openWritableStore(
     }
   }
 
+  // Readers are kept for reuse (a connection costs little, but the dashboard asks several queries at
+  // once); each runs one query at a time, and never waits behind the writer.
+  const idleReaders: DuckDBConnection[] = [];
+  async function read(sql: string, values: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
+    const c = idleReaders.pop() ?? (await instance.connect());
+    connections.add(c);
+    let reusable = false;
+    try {
+      const rows = (await c.runAndReadAll(sql, values)).getRowObjectsJS();
+      reusable = true;
+      return rows;
+    } finally {
+      if (reusable && idleReaders.length < MAX_IDLE_READERS) idleReaders.push(c);
+      else {
+        connections.delete(c);
+        c.closeSync();
+      }
+    }
+  }
+
   /** Where a write failed: in its statements (nothing committed) or in its COMMIT. */
   class BeforeCommit extends Error {}
 
@@ -294,6 +322,7 @@ export async function openWritableStore(
   }
 
   return {
+    read,
     append: (items) => appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems)),
 
     async count(filter) {

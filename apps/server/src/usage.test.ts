@@ -1,0 +1,251 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createCollector, type Collector, type UsageQueries } from '@gatehouse/collector';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from './app.js';
+import { loadConfig } from './config.js';
+import { openApiDocument } from './openapi.js';
+import { createUsageRouter } from './usage.js';
+
+// A provider stand-in on loopback (discovery + JWKS), the app with a real collector in a temp dir.
+const AUDIENCE = 'https://gatehouse.test/api';
+const IKEY = '8c0c7b2f-4a4e-4c1e-9d7a-0f5b8d6e3a21';
+let idp: Server;
+let server: Server;
+let issuer: string;
+let base: string;
+let key: CryptoKey;
+let collector: Collector;
+let dir: string;
+
+beforeAll(async () => {
+  const pair = await generateKeyPair('RS256');
+  key = pair.privateKey;
+  const publicJwk = await exportJWK(pair.publicKey);
+  idp = createServer((req, res) => {
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/.well-known/openid-configuration') {
+      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+    } else if (req.url === '/jwks') {
+      res.end(JSON.stringify({ keys: [{ ...publicJwk, kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+    } else {
+      res.statusCode = 404;
+      res.end('{}');
+    }
+  });
+  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
+  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+
+  dir = await mkdtemp(join(tmpdir(), 'gatehouse-usage-'));
+  await writeFile(
+    join(dir, 'index.html'),
+    '<html><head><script id="gatehouse-config" type="application/json">{}</script></head></html>',
+  );
+  collector = await createCollector({
+    dataDir: join(dir, 'data'),
+    instrumentationKeys: [IKEY],
+    allowedOrigins: [],
+    retentionDays: 0,
+    log: () => undefined,
+  });
+  const config = loadConfig({
+    OIDC_AUTHORITY: issuer,
+    OIDC_CLIENT_ID: 'gatehouse',
+    OIDC_AUDIENCE: AUDIENCE,
+    OIDC_ROLES_CLAIM: 'realm_access.roles',
+  });
+  const app = createApp({
+    config,
+    authority: issuer,
+    webRoot: pathToFileURL(`${dir}/`),
+    log: () => undefined,
+    collector,
+    usage: collector.usage,
+  });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  // Two items of one session, sent as the browser SDK sends them.
+  const tags = { 'ai.session.id': 'sess-1', 'ai.user.id': 'anon-1', 'ai.operation.id': 'op-1' };
+  const sent = Date.now();
+  const envelope = (minutesAgo: number, baseType: string, baseData: Record<string, unknown>) => ({
+    time: new Date(sent - minutesAgo * 60_000).toISOString(),
+    iKey: IKEY,
+    name: 'Microsoft.ApplicationInsights.Item',
+    tags,
+    data: { baseType, baseData: { ver: 2, ...baseData } },
+  });
+  const response = await fetch(`${base}/v2/track`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify([
+      envelope(10, 'PageviewData', { name: 'Home', url: 'https://app.example/', duration: '00:00:00.250' }),
+      envelope(9, 'RemoteDependencyData', {
+        id: '1',
+        name: 'GET /api/me',
+        duration: '00:00:00.040',
+        success: false,
+        resultCode: '500',
+        target: 'app.example',
+      }),
+    ]),
+  });
+  expect(response.status).toBe(200);
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await new Promise((resolve) => idp.close(resolve));
+  await collector.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const token = (roles: string[], claims: Record<string, unknown> = {}) =>
+  new SignJWT({ iss: issuer, aud: AUDIENCE, sub: 'someone', realm_access: { roles }, ...claims })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'at+jwt' })
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(key);
+
+async function get(path: string, authorization?: string) {
+  const response = await fetch(`${base}${path}`, { headers: authorization ? { authorization } : {} });
+  return {
+    status: response.status,
+    cacheControl: response.headers.get('cache-control'),
+    body: (await response.json()) as Record<string, unknown>,
+  };
+}
+const asAdmin = async (path: string) => get(path, `Bearer ${await token(['admin'])}`);
+
+const endpoints = [
+  '/api/usage/overview',
+  '/api/usage/timeseries',
+  '/api/usage/pages',
+  '/api/usage/exceptions',
+  '/api/usage/dependencies',
+  '/api/usage/sessions',
+  '/api/usage/sessions/sess-1/timeline',
+];
+
+describe('the usage API', () => {
+  it.each(endpoints)(
+    '%s: 401 without a token or with a bad one, 403 without the admin role',
+    async (path) => {
+      expect((await get(path)).status).toBe(401);
+      const bad = await get(path, `Bearer ${await token(['admin'], { aud: 'someone-else' })}`);
+      expect(bad).toMatchObject({ status: 401, body: { error: 'invalid_token' } });
+      const member = await get(path, `Bearer ${await token(['member'])}`);
+      expect(member).toMatchObject({ status: 403, body: { error: 'forbidden' } });
+    },
+  );
+
+  it('400 names each bad parameter', async () => {
+    const range = await asAdmin('/api/usage/overview?range=2h');
+    expect(range.status).toBe(400);
+    expect(range.body).toEqual({
+      error: 'invalid_request',
+      message: 'range must be one of 1h, 24h, 7d, 30d.',
+    });
+    const both = await asAdmin('/api/usage/sessions?range=1y&limit=0');
+    expect(both.status).toBe(400);
+    expect(both.body.message).toBe('range must be one of 1h, 24h, 7d, 30d; limit must be at least 1.');
+    for (const limit of ['abc', '1.5', '501', '-1']) {
+      const r = await asAdmin(`/api/usage/sessions?limit=${limit}`);
+      expect(r.status).toBe(400);
+      expect(r.body.message).toMatch(/^limit /);
+    }
+    const repeated = await asAdmin('/api/usage/pages?range=1h&range=24h');
+    expect(repeated.body.message).toMatch(/^range /);
+    const unknown = await asAdmin('/api/usage/pages?from=2020');
+    expect(unknown).toMatchObject({
+      status: 400,
+      body: { message: 'from is not a parameter of this endpoint.' },
+    });
+    const id = await asAdmin(`/api/usage/sessions/${encodeURIComponent("x' OR 1=1")}/timeline`);
+    expect(id.status).toBe(400);
+    expect(id.body.message).toMatch(/^id must be a session id/);
+    expect((await asAdmin(`/api/usage/sessions/${'a'.repeat(129)}/timeline`)).status).toBe(400);
+  });
+
+  it('answers admins with JSON, never cached', async () => {
+    const overview = await asAdmin('/api/usage/overview?range=1h');
+    expect(overview.status).toBe(200);
+    expect(overview.cacheControl).toBe('no-store');
+    expect(overview.body).toMatchObject({
+      range: '1h',
+      tiles: {
+        users: { value: 1, previous: 0, change: null },
+        sessions: { value: 1, previous: 0, change: null },
+        pageViews: { value: 1, previous: 0, change: null },
+        failedCalls: { value: 1, previous: 0, change: null },
+        exceptions: { value: 0, previous: 0, change: null },
+        signedInUsers: { value: 0, previous: 0, change: null },
+      },
+    });
+    const series = await asAdmin('/api/usage/timeseries');
+    expect(series.body).toMatchObject({ range: '24h', bucketMs: 3_600_000 });
+    expect(series.body.buckets).toHaveLength(24);
+    const pages = await asAdmin('/api/usage/pages?range=7d');
+    expect(pages.body.pages).toEqual([
+      { name: 'Home', views: 1, users: 1, avgDurationMs: 250, p95DurationMs: 250 },
+    ]);
+    const exceptions = await asAdmin('/api/usage/exceptions?range=30d');
+    expect(exceptions.body).toMatchObject({ range: '30d', exceptions: [] });
+    const dependencies = await asAdmin('/api/usage/dependencies');
+    expect(dependencies.body.dependencies).toEqual([
+      {
+        target: 'app.example',
+        name: 'GET /api/me',
+        count: 1,
+        failures: 1,
+        failureRate: 1,
+        p50DurationMs: 40,
+        p95DurationMs: 40,
+      },
+    ]);
+    const sessions = await asAdmin('/api/usage/sessions?limit=10');
+    expect(sessions.body.sessions).toMatchObject([
+      { sessionId: 'sess-1', user: 'anon-1', authenticated: false, lengthMs: 60_000, pages: 1, errors: 1 },
+    ]);
+    const timeline = await asAdmin('/api/usage/sessions/sess-1/timeline');
+    expect(timeline.cacheControl).toBe('no-store');
+    expect(timeline.body).toMatchObject({ sessionId: 'sess-1', truncated: false });
+    expect(timeline.body.items).toMatchObject([
+      { type: 'pageview', name: 'Home', operationId: 'op-1' },
+      { type: 'dependency', name: 'GET /api/me', operationId: 'op-1', success: false },
+    ]);
+    const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
+    expect(missing).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+});
+
+describe('the OpenAPI description', () => {
+  it('is served publicly and describes every implemented route', async () => {
+    const served = await get('/api/openapi.json');
+    expect(served.status).toBe(200);
+    expect(served.body).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
+    expect(served.body.openapi).toBe('3.1.0');
+
+    // Routes as the usage router registers them, in OpenAPI's path syntax.
+    const router = createUsageRouter({
+      verify: () => Promise.reject(new Error()),
+      queries: {} as UsageQueries,
+    });
+    const routes = (router.stack as { route?: { path: string } }[])
+      .flatMap((layer) => (layer.route ? [layer.route.path] : []))
+      .map((path) => `/usage${path.replace(/:(\w+)/g, '{$1}')}`);
+    expect(routes).toHaveLength(7);
+    const documented = Object.keys(openApiDocument.paths);
+    expect(documented.sort()).toEqual([...routes, '/me', '/openapi.json'].sort());
+    for (const path of documented) {
+      const concrete = path.replace('{id}', 'sess-1');
+      expect((await get(`/api${concrete}`)).status, path).not.toBe(404);
+    }
+  });
+});

@@ -1,0 +1,121 @@
+import { SESSION_ID, SESSIONS_LIMIT, usageRanges, type UsageQueries } from '@gatehouse/collector';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { requireBearer, type ApiUser } from './auth/bearer.js';
+
+/** The collector's: what its queries accept. */
+export const RANGES = usageRanges;
+export const SESSIONS_LIMIT_MAX = SESSIONS_LIMIT.max;
+export const SESSION_ID_PATTERN = SESSION_ID.source;
+
+export interface UsageRouterOptions {
+  verify: (token: string) => Promise<ApiUser>;
+  queries: UsageQueries;
+}
+
+const range = z.enum(RANGES, { error: `must be one of ${RANGES.join(', ')}` }).default('24h');
+const rangeQuery = z.strictObject({ range });
+const sessionsQuery = z.strictObject({
+  range,
+  limit: z
+    .string({ error: 'must be a whole number' })
+    .regex(/^\d{1,4}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(1, 'must be at least 1')
+        .max(SESSIONS_LIMIT_MAX, `must be at most ${SESSIONS_LIMIT_MAX}`),
+    )
+    .optional(),
+});
+const sessionParams = z.object({
+  id: z.string().regex(SESSION_ID, 'must be a session id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
+});
+
+/** One message naming every bad parameter: "range must be one of …; limit must be …". */
+export function describeIssues(error: z.ZodError): string {
+  const parts = error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${key} is not a parameter of this endpoint`);
+    const name = issue.path.map(String).join('.') || 'the request';
+    return [`${name} ${issue.message}`];
+  });
+  return `${[...new Set(parts)].join('; ')}.`;
+}
+
+class BadRequest extends Error {}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new BadRequest(describeIssues(result.error));
+  return result.data;
+}
+
+type Handler = (req: Request) => Promise<unknown>;
+
+/** JSON, never cached; a BadRequest becomes 400 with its message, anything else goes to the app's error handler. */
+function answer(handler: Handler) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store');
+    try {
+      const body = await handler(req);
+      if (body === null) {
+        res.status(404).json({ error: 'not_found', message: 'There is no session with this id.' });
+        return;
+      }
+      res.json(body);
+    } catch (error) {
+      if (error instanceof BadRequest) {
+        res.status(400).json({ error: 'invalid_request', message: error.message });
+        return;
+      }
+      next(error);
+    }
+  };
+}
+
+/**
+ * The usage API (`/api/usage/...`) for the admin dashboard: admins only (the `admin` role, read from the
+ * configured roles claim), every input validated. Described in openapi.ts.
+ */
+export function createUsageRouter({ verify, queries }: UsageRouterOptions): express.Router {
+  const router = express.Router();
+  router.use(requireBearer(verify, 'admin'));
+  router.get(
+    '/overview',
+    answer((req) => queries.overview(parse(rangeQuery, req.query))),
+  );
+  router.get(
+    '/timeseries',
+    answer((req) => queries.timeseries(parse(rangeQuery, req.query))),
+  );
+  router.get(
+    '/pages',
+    answer((req) => queries.pages(parse(rangeQuery, req.query))),
+  );
+  router.get(
+    '/exceptions',
+    answer((req) => queries.exceptions(parse(rangeQuery, req.query))),
+  );
+  router.get(
+    '/dependencies',
+    answer((req) => queries.dependencies(parse(rangeQuery, req.query))),
+  );
+  router.get(
+    '/sessions',
+    answer((req) => {
+      const { range, limit } = parse(sessionsQuery, req.query);
+      return queries.sessions(limit === undefined ? { range } : { range, limit });
+    }),
+  );
+  router.get(
+    '/sessions/:id/timeline',
+    answer((req) => {
+      const { id } = parse(sessionParams, req.params);
+      parse(z.strictObject({}), req.query);
+      return queries.sessionTimeline(id);
+    }),
+  );
+  return router;
+}

@@ -1,0 +1,251 @@
+// Usage dashboard queries over a realistic store: loads BENCH_USAGE_ITEMS (1,000,000) browser-SDK envelopes
+// spread over 30 days (many users and sessions; page views, calls, events, exceptions, traces, metrics)
+// THROUGH THE COLLECTOR'S HTTP HANDLER on 127.0.0.1, waits for its idle checkpoint, then times each query
+// of collector.usage (p50/p95 over BENCH_USAGE_RUNS calls after a warm-up, for every range).
+// Goal: overview p95 <= 100 ms. Needs the built package (npm run build -w @gatehouse/collector).
+// Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir.
+import http from 'node:http';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createCollector, storeFile } from '../packages/collector/dist/index.js';
+import { browserEnvelope, timeSpan } from '../packages/collector/dist/test-support/browser-envelopes.js';
+
+const ITEMS = Number(process.env.BENCH_USAGE_ITEMS ?? 1_000_000);
+const RUNS = Number(process.env.BENCH_USAGE_RUNS ?? 15);
+const LOAD_SECONDS = Number(process.env.BENCH_USAGE_LOAD_SECONDS ?? 900);
+const BATCH = 100; // the browser SDK's batches are at most this size
+const SENDERS = 8;
+const ITEMS_PER_SESSION = 50; // on average
+const SESSIONS = Math.max(1, Math.round(ITEMS / ITEMS_PER_SESSION));
+const USERS = Math.max(1, Math.round(SESSIONS / 4));
+const DAY = 86_400_000;
+const NOW = Date.now();
+const RANGES = ['1h', '24h', '7d', '30d'];
+
+// Deterministic: the same store on every run.
+let seed = 0x9e3779b9;
+function random() {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+}
+const pick = (list) => list[Math.floor(random() * list.length)];
+/** Skewed toward the first entries of a list (a few popular pages, many rare ones). */
+const popular = (list) => list[Math.floor(random() ** 2 * list.length)];
+const logNormal = (median, spread) =>
+  median * Math.exp(spread * Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random()));
+
+const pages = Array.from({ length: 40 }, (_, i) => ({
+  name: `Page ${i} - Gatehouse`,
+  path: `/section/${i}`,
+}));
+const calls = Array.from({ length: 30 }, (_, i) => ({
+  name: `${i % 3 === 0 ? 'POST' : 'GET'} /api/resource/${i}`,
+  target: ['gatehouse.example', 'login.example', 'cdn.example', 'api.partner.example'][i % 4],
+}));
+const problems = Array.from({ length: 60 }, (_, i) => ({
+  typeName: ['TypeError', 'RangeError', 'Error', 'SyntaxError'][i % 4],
+  message: `Problem ${i}: something went wrong (${i % 7})`,
+  method: `component${i % 25}`,
+}));
+const kinds = [
+  ['pageview', 0.3],
+  ['dependency', 0.42],
+  ['event', 0.14],
+  ['exception', 0.02],
+  ['trace', 0.05],
+  ['metric', 0.03],
+  ['pageviewperformance', 0.04],
+];
+function kind() {
+  let r = random();
+  for (const [k, p] of kinds) if ((r -= p) < 0) return k;
+  return 'event';
+}
+
+/** One session's envelopes, in time order, as the SDK would send them over its lifetime. */
+function session(n) {
+  const user = Math.floor(random() ** 1.5 * USERS);
+  const ctx = {
+    iKey: '8c0c7b2f-4a4e-4c1e-9d7a-0f5b8d6e3a21',
+    sessionId: `s${n.toString(36).padStart(8, '0')}`,
+    userId: `u${user.toString(36).padStart(7, '0')}`,
+    ...(user % 3 === 0 ? { authUserId: `a${user.toString(36).padStart(7, '0')}` } : {}),
+    operationId: '',
+    page: '/',
+  };
+  const count = Math.max(1, Math.round(ITEMS_PER_SESSION * 2 * random()));
+  let time = NOW - random() * 30 * DAY;
+  const out = [];
+  for (let i = 0; i < count; i++) {
+    const k = i === 0 ? 'pageview' : kind();
+    if (k === 'pageview') {
+      const p = popular(pages);
+      ctx.page = p.path;
+      ctx.operationId = `${ctx.sessionId}${i.toString(36)}`.padEnd(32, '0');
+    }
+    const e = browserEnvelope(k, ctx, i);
+    e.time = new Date(Math.min(time, NOW - 1)).toISOString();
+    const d = e.data.baseData;
+    if (k === 'pageview')
+      Object.assign(d, {
+        name: pages.find((p) => p.path === ctx.page).name,
+        duration: timeSpan(Math.round(logNormal(400, 0.8))),
+      });
+    else if (k === 'dependency') {
+      const c = popular(calls);
+      const success = random() > 0.04;
+      Object.assign(d, {
+        name: c.name,
+        target: c.target,
+        success,
+        resultCode: success ? '200' : pick(['500', '503', '404', '0']),
+        duration: timeSpan(Math.round(logNormal(80, 0.7))),
+      });
+    } else if (k === 'exception') {
+      const p = popular(problems);
+      const ex = d.exceptions[0];
+      Object.assign(ex, { typeName: p.typeName, message: p.message });
+      ex.parsedStack[0].method = p.method;
+      ex.stack = `${p.typeName}: ${p.message}\n    at ${p.method} (https://gatehouse.example/assets/index.js:41:7)`;
+    }
+    out.push(e);
+    time += 2_000 + random() * 40_000;
+  }
+  return out;
+}
+
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+const fmt = (ms) => ms.toFixed(ms < 10 ? 1 : 0);
+
+const root = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-usage-'));
+let collector;
+let server;
+try {
+  const dataDir = path.join(root, 'data');
+  collector = await createCollector({
+    dataDir,
+    instrumentationKeys: 'any',
+    allowedOrigins: [],
+    retentionDays: 0,
+    log: (level, message) => level !== 'info' && console.warn(`collector: ${message}`),
+  });
+  server = http.createServer((req, res) => collector.handle(req, res));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/v2/track`;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: SENDERS });
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c) => (text += c));
+          res.on('end', () => resolve({ status: res.statusCode, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  // 1. Load, through the ingestion path: sessions in random order, each in SDK-sized batches.
+  console.info(
+    `usage bench: loading ${ITEMS.toLocaleString('en')} items (${SESSIONS.toLocaleString('en')} sessions, ~${USERS.toLocaleString('en')} users, 30 days) over HTTP…`,
+  );
+  const deadline = performance.now() + LOAD_SECONDS * 1000;
+  let sent = 0;
+  let stored = 0;
+  let nextSession = 0;
+  let pending = [];
+  const nextBatch = () => {
+    while (pending.length < BATCH && sent + pending.length < ITEMS) pending.push(...session(nextSession++));
+    const batch = pending.splice(0, Math.min(BATCH, ITEMS - sent));
+    sent += batch.length;
+    return batch;
+  };
+  const t0 = performance.now();
+  const sender = async () => {
+    while (sent < ITEMS) {
+      if (performance.now() > deadline) throw new Error(`loading took longer than ${LOAD_SECONDS} s`);
+      const batch = nextBatch();
+      if (batch.length === 0) break;
+      for (;;) {
+        const { status, text } = await post(JSON.stringify(batch));
+        if (status === 200) {
+          stored += JSON.parse(text).itemsAccepted;
+          break;
+        }
+        if (status !== 429 && status !== 503)
+          throw new Error(`collector answered ${status}: ${text.slice(0, 200)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: SENDERS }, sender));
+  agent.destroy();
+  const loadSeconds = (performance.now() - t0) / 1000;
+  console.info(
+    `loaded ${stored.toLocaleString('en')} items in ${loadSeconds.toFixed(0)} s (${Math.round(stored / loadSeconds).toLocaleString('en')} items/s)`,
+  );
+
+  // 2. Let the collector checkpoint its WAL in the quiet moment, as a live server would.
+  const wal = () => statSync(`${storeFile(dataDir)}.wal`, { throwIfNoEntry: false })?.size ?? 0;
+  const quiet = performance.now() + 30_000;
+  while (wal() > 16 * 1024 * 1024 && performance.now() < quiet) await new Promise((r) => setTimeout(r, 500));
+  console.info(
+    `store ${(statSync(storeFile(dataDir)).size / 1e6).toFixed(0)} MB, WAL ${(wal() / 1e6).toFixed(1)} MB`,
+  );
+
+  // 3. Time the queries.
+  const usage = collector.usage;
+  const time = async (call) => {
+    for (let i = 0; i < 2; i++) await call(i);
+    const times = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t = performance.now();
+      await call(i);
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    return { p50: quantile(times, 0.5), p95: quantile(times, 0.95) };
+  };
+  const rows = [];
+  const endpoints = ['overview', 'timeseries', 'pages', 'exceptions', 'dependencies', 'sessions'];
+  for (const endpoint of endpoints) {
+    const row = { endpoint };
+    for (const range of RANGES) row[range] = await time(() => usage[endpoint]({ range }));
+    rows.push(row);
+  }
+  const recent = (await usage.sessions({ range: '30d', limit: 100 })).sessions.map((s) => s.sessionId);
+  const timeline = await time((i) => usage.sessionTimeline(recent[i % recent.length]));
+
+  console.info(`\nquery (${stored.toLocaleString('en')} items), p50 / p95 ms over ${RUNS} calls`);
+  console.info(['endpoint'.padEnd(14), ...RANGES.map((r) => r.padStart(13))].join(''));
+  for (const row of rows) {
+    console.info(
+      [
+        row.endpoint.padEnd(14),
+        ...RANGES.map((r) => `${fmt(row[r].p50)} / ${fmt(row[r].p95)}`.padStart(13)),
+      ].join(''),
+    );
+  }
+  console.info(
+    `${'timeline'.padEnd(14)}${`${fmt(timeline.p50)} / ${fmt(timeline.p95)}`.padStart(13)} (one session, ${recent.length} different ids)`,
+  );
+  const worst = Math.max(...RANGES.map((r) => rows[0][r].p95));
+  console.info(
+    `\noverview p95, worst range: ${fmt(worst)} ms (goal <= 100 ms): ${worst <= 100 ? 'met' : 'NOT met'}`,
+  );
+} finally {
+  if (server) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await collector?.close();
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,0 +1,443 @@
+import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+
+/**
+ * The usage dashboard's queries over the collector's `items` table (docs/decisions/0004-collector-store.md):
+ * parameterised SQL on the collector's own DuckDB instance. Every range query reads `time` ranges and the
+ * typed columns only (DuckDB's zone maps on `time` skip what is outside), except where a sample envelope
+ * is wanted (one per exception group).
+ */
+
+export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
+export type UsageRange = (typeof usageRanges)[number];
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Each range's length and the width of its chart buckets. */
+export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number }> = {
+  '1h': { lengthMs: HOUR, bucketMs: 5 * MINUTE },
+  '24h': { lengthMs: DAY, bucketMs: HOUR },
+  '7d': { lengthMs: 7 * DAY, bucketMs: 6 * HOUR },
+  '30d': { lengthMs: 30 * DAY, bucketMs: DAY },
+};
+
+/** Most rows a list answers (pages, exceptions, dependencies). */
+export const LIST_LIMIT = 100;
+export const SESSIONS_LIMIT = { default: 50, max: 500 } as const;
+/** Most items a session timeline answers. */
+export const TIMELINE_LIMIT = 1000;
+/** What a session id may look like (the SDKs' ids: base64 characters, a GUID, ...). */
+export const SESSION_ID = /^[A-Za-z0-9+/=_.:-]{1,128}$/;
+
+export interface UsageOptions {
+  range?: UsageRange;
+  /** The end of the period (epoch ms); default: now. For tests. */
+  now?: number;
+}
+
+/** The period asked for: [from, to). ISO 8601 times. */
+export interface Period {
+  range: UsageRange;
+  from: string;
+  to: string;
+}
+
+export interface Tile {
+  value: number;
+  /** The value over the previous period of equal length. */
+  previous: number;
+  /** (value − previous) / previous; null when previous is 0. */
+  change: number | null;
+}
+
+export interface Overview extends Period {
+  previousFrom: string;
+  tiles: Record<'users' | 'signedInUsers' | 'sessions' | 'pageViews' | 'exceptions' | 'failedCalls', Tile>;
+}
+
+export interface TimeseriesBucket {
+  /** Start of the bucket, ISO 8601; the bucket is [start, start + bucketMs). */
+  start: string;
+  users: number;
+  sessions: number;
+  pageViews: number;
+  exceptions: number;
+  failedCalls: number;
+}
+
+export interface Timeseries extends Period {
+  bucketMs: number;
+  buckets: TimeseriesBucket[];
+}
+
+export interface PageRow {
+  name: string;
+  views: number;
+  users: number;
+  avgDurationMs: number | null;
+  p95DurationMs: number | null;
+}
+
+export interface ExceptionGroup {
+  /** The first exception's type name. */
+  type: string | null;
+  message: string | null;
+  topFrame: string | null;
+  /** The problem id the sender gave, if any (from the latest occurrence). */
+  problemId: string | null;
+  count: number;
+  usersAffected: number;
+  firstSeen: string;
+  lastSeen: string;
+  /** The stack of the latest occurrence. */
+  sampleStack: string | null;
+}
+
+export interface DependencyRow {
+  target: string | null;
+  name: string | null;
+  count: number;
+  failures: number;
+  /** failures / count, 0–1. */
+  failureRate: number;
+  p50DurationMs: number | null;
+  p95DurationMs: number | null;
+}
+
+export interface SessionRow {
+  sessionId: string;
+  /** The pseudonymous authenticated user id when the session has one, else the anonymous user id. */
+  user: string | null;
+  authenticated: boolean;
+  start: string;
+  /** From the first to the last item of the session within the period. */
+  lengthMs: number;
+  pages: number;
+  /** Exceptions and failed calls. */
+  errors: number;
+}
+
+export interface TimelineItem {
+  time: string;
+  type: string;
+  name: string | null;
+  url: string | null;
+  operationId: string | null;
+  durationMs: number | null;
+  success: boolean | null;
+  resultCode: string | null;
+  target: string | null;
+  message: string | null;
+}
+
+export interface SessionTimeline {
+  sessionId: string;
+  user: string | null;
+  authenticated: boolean;
+  items: TimelineItem[];
+  /** More than TIMELINE_LIMIT items: only the first ones are listed. */
+  truncated: boolean;
+}
+
+export interface UsageQueries {
+  overview(options?: UsageOptions): Promise<Overview>;
+  timeseries(options?: UsageOptions): Promise<Timeseries>;
+  pages(options?: UsageOptions): Promise<Period & { pages: PageRow[] }>;
+  exceptions(options?: UsageOptions): Promise<Period & { exceptions: ExceptionGroup[] }>;
+  dependencies(options?: UsageOptions): Promise<Period & { dependencies: DependencyRow[] }>;
+  sessions(options?: UsageOptions & { limit?: number }): Promise<Period & { sessions: SessionRow[] }>;
+  /** null when no item of the session is stored. */
+  sessionTimeline(sessionId: string): Promise<SessionTimeline | null>;
+}
+
+/** What the queries need of the store: a parameterised read (WritableStore.read). */
+export interface UsageReader {
+  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
+}
+
+const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+const iso = (ms: number) => new Date(ms).toISOString();
+const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0);
+const numOrNull = (v: unknown): number | null =>
+  v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
+const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
+const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+function period(options: UsageOptions = {}): { range: UsageRange; from: number; to: number } {
+  const range = options.range ?? '24h';
+  const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
+  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
+  const to = options.now ?? Date.now();
+  return { range, from: to - spec.lengthMs, to };
+}
+
+const describePeriod = (p: { range: UsageRange; from: number; to: number }): Period => ({
+  range: p.range,
+  from: iso(p.from),
+  to: iso(p.to),
+});
+
+const change = (value: number, previous: number): number | null =>
+  previous === 0 ? null : (value - previous) / previous;
+
+const FAILED_CALL = `type = 'dependency' AND success = false`;
+
+// One aggregate per period (UNION ALL), so each scan prunes by its own time range: measured 58–71 ms
+// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items).
+const periodTotals = (from: string, to: string) => `SELECT
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
+  count(DISTINCT session_id)::DOUBLE AS sessions,
+  count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS page_views,
+  count(*) FILTER (WHERE type = 'exception')::DOUBLE AS exceptions,
+  count(*) FILTER (WHERE ${FAILED_CALL})::DOUBLE AS failed_calls
+FROM items WHERE time >= ${from} AND time < ${to}`;
+const overviewSql = `SELECT true AS current, * FROM (${periodTotals('$2', '$3')})
+UNION ALL SELECT false AS current, * FROM (${periodTotals('$1', '$2')})`;
+
+// Distinct users and sessions per bucket from (bucket, user, session) groups first: ~78 ms against ~95 ms
+// for count(DISTINCT) straight over the rows (30 d, 1,000,000 items).
+const timeseriesSql = `SELECT bucket::DOUBLE AS bucket,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT session_id)::DOUBLE AS sessions,
+  sum(page_views)::DOUBLE AS page_views,
+  sum(exceptions)::DOUBLE AS exceptions,
+  sum(failed_calls)::DOUBLE AS failed_calls
+FROM (
+  SELECT (epoch_ms(time) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
+    count(*) FILTER (WHERE type = 'pageview') AS page_views,
+    count(*) FILTER (WHERE type = 'exception') AS exceptions,
+    count(*) FILTER (WHERE ${FAILED_CALL}) AS failed_calls
+  FROM items WHERE time >= $1 AND time < $2
+  GROUP BY ALL
+) GROUP BY bucket`;
+
+const pagesSql = `SELECT
+  coalesce(name, '') AS name,
+  count(*)::DOUBLE AS views,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  avg(duration_ms) AS avg_ms,
+  quantile_cont(duration_ms, 0.95) AS p95_ms
+FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2
+GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
+
+// The sample stack lives only in the envelope, and reading that column is what costs (~300 ms over the
+// exceptions of 1,000,000 items): the groups name their latest row, and a second query fetches just those
+// rows by rowid (a point lookup each, ~2 ms).
+const exceptionsSql = `SELECT name AS type, message, top_frame,
+  arg_max(problem_id, time) AS problem_id,
+  count(*)::DOUBLE AS n,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  epoch_ms(min(time))::DOUBLE AS first_ms,
+  epoch_ms(max(time))::DOUBLE AS last_ms,
+  arg_max(rowid, time)::DOUBLE AS sample_row
+FROM items WHERE type = 'exception' AND time >= $1 AND time < $2
+GROUP BY name, message, top_frame
+ORDER BY n DESC, last_ms DESC LIMIT ${LIST_LIMIT}`;
+
+const sampleSql = (count: number) =>
+  Array.from(
+    { length: count },
+    (_, i) => `SELECT rowid::DOUBLE AS row, type, name, message, top_frame,
+  json_extract_string(envelope, '$.data.baseData.exceptions[0].stack') AS stack
+FROM items WHERE rowid = $${i + 1}::BIGINT`,
+  ).join('\nUNION ALL ');
+
+const dependenciesSql = `SELECT target, name,
+  count(*)::DOUBLE AS n,
+  count(*) FILTER (WHERE success = false)::DOUBLE AS failures,
+  quantile_cont(duration_ms, [0.5, 0.95]) AS quantiles -- one sort for both: ~15 % faster than two
+FROM items WHERE type = 'dependency' AND time >= $1 AND time < $2
+GROUP BY target, name ORDER BY n DESC, target, name LIMIT ${LIST_LIMIT}`;
+
+const sessionsSql = `SELECT session_id,
+  max(auth_user_id) AS auth_user,
+  max(user_id) AS anon_user,
+  epoch_ms(min(time))::DOUBLE AS start_ms,
+  epoch_ms(max(time))::DOUBLE AS end_ms,
+  count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pages,
+  count(*) FILTER (WHERE type = 'exception' OR (${FAILED_CALL}))::DOUBLE AS errors
+FROM items WHERE session_id IS NOT NULL AND time >= $1 AND time < $2
+GROUP BY session_id ORDER BY start_ms DESC, session_id LIMIT $3::INTEGER`;
+
+const timelineSql = `SELECT epoch_ms(time)::DOUBLE AS t, type, name, url, operation_id, duration_ms, success,
+  result_code, target, message, auth_user_id, user_id
+FROM items WHERE session_id = $1 ORDER BY time, rowid LIMIT ${TIMELINE_LIMIT + 1}`;
+
+/** The dashboard's queries on `reader` (the collector's store). */
+export function createUsageQueries(reader: UsageReader): UsageQueries {
+  return {
+    async overview(options) {
+      const p = period(options);
+      const length = p.to - p.from;
+      const rows = await reader.read(overviewSql, [ts(p.from - length), ts(p.from), ts(p.to)]);
+      const current = rows.find((r) => r.current === true) ?? {};
+      const before = rows.find((r) => r.current === false) ?? {};
+      const tile = (key: string): Tile => {
+        const value = num(current[key]);
+        const previous = num(before[key]);
+        return { value, previous, change: change(value, previous) };
+      };
+      return {
+        ...describePeriod(p),
+        previousFrom: iso(p.from - length),
+        tiles: {
+          users: tile('users'),
+          signedInUsers: tile('signed_in'),
+          sessions: tile('sessions'),
+          pageViews: tile('page_views'),
+          exceptions: tile('exceptions'),
+          failedCalls: tile('failed_calls'),
+        },
+      };
+    },
+
+    async timeseries(options) {
+      // Buckets are aligned to multiples of their width since the epoch (UTC), so charts of the same
+      // range line up from one call to the next: the period ends at the end of the current bucket.
+      const range = options?.range ?? '24h';
+      const { lengthMs, bucketMs } = rangeSpecs[range];
+      const now = options?.now ?? Date.now();
+      const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
+      const from = to - lengthMs;
+      const rows = await reader.read(timeseriesSql, [ts(from), ts(to), from, bucketMs]);
+      const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
+      const buckets: TimeseriesBucket[] = [];
+      for (let i = 0; i < lengthMs / bucketMs; i++) {
+        const r = byBucket.get(i) ?? {};
+        buckets.push({
+          start: iso(from + i * bucketMs),
+          users: num(r.users),
+          sessions: num(r.sessions),
+          pageViews: num(r.page_views),
+          exceptions: num(r.exceptions),
+          failedCalls: num(r.failed_calls),
+        });
+      }
+      return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+    },
+
+    async pages(options) {
+      const p = period(options);
+      const rows = await reader.read(pagesSql, [ts(p.from), ts(p.to)]);
+      return {
+        ...describePeriod(p),
+        pages: rows.map((r) => ({
+          name: String(r.name),
+          views: num(r.views),
+          users: num(r.users),
+          avgDurationMs: numOrNull(r.avg_ms),
+          p95DurationMs: numOrNull(r.p95_ms),
+        })),
+      };
+    },
+
+    async exceptions(options) {
+      const p = period(options);
+      const groups = await reader.read(exceptionsSql, [ts(p.from), ts(p.to)]);
+      const rowids = groups.map((g) => num(g.sample_row));
+      // In two halves on two connections: the lookups are CPU-bound, one core each.
+      const half = Math.ceil(rowids.length / 2);
+      const samples = (
+        await Promise.all(
+          [rowids.slice(0, half), rowids.slice(half)]
+            .filter((part) => part.length > 0)
+            .map((part) => reader.read(sampleSql(part.length), part)),
+        )
+      ).flat();
+      const byRow = new Map(samples.map((s) => [num(s.row), s]));
+      return {
+        ...describePeriod(p),
+        exceptions: groups.map((r) => {
+          // The row is checked to still be this group's (rowids can move if items are pruned meanwhile).
+          const sample = byRow.get(num(r.sample_row));
+          const same =
+            sample?.type === 'exception' &&
+            sample.name === r.type &&
+            sample.message === r.message &&
+            sample.top_frame === r.top_frame;
+          return {
+            type: strOrNull(r.type),
+            message: strOrNull(r.message),
+            topFrame: strOrNull(r.top_frame),
+            problemId: strOrNull(r.problem_id),
+            count: num(r.n),
+            usersAffected: num(r.users),
+            firstSeen: iso(num(r.first_ms)),
+            lastSeen: iso(num(r.last_ms)),
+            sampleStack: same ? strOrNull(sample.stack) : null,
+          };
+        }),
+      };
+    },
+
+    async dependencies(options) {
+      const p = period(options);
+      const rows = await reader.read(dependenciesSql, [ts(p.from), ts(p.to)]);
+      return {
+        ...describePeriod(p),
+        dependencies: rows.map((r) => ({
+          target: strOrNull(r.target),
+          name: strOrNull(r.name),
+          count: num(r.n),
+          failures: num(r.failures),
+          failureRate: num(r.n) === 0 ? 0 : num(r.failures) / num(r.n),
+          p50DurationMs: numOrNull(quantiles(r)[0]),
+          p95DurationMs: numOrNull(quantiles(r)[1]),
+        })),
+      };
+    },
+
+    async sessions(options) {
+      const p = period(options);
+      const limit = options?.limit ?? SESSIONS_LIMIT.default;
+      if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
+        throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
+      }
+      const rows = await reader.read(sessionsSql, [ts(p.from), ts(p.to), limit]);
+      return {
+        ...describePeriod(p),
+        sessions: rows.map((r) => {
+          const auth = strOrNull(r.auth_user);
+          return {
+            sessionId: String(r.session_id),
+            user: auth ?? strOrNull(r.anon_user),
+            authenticated: auth !== null,
+            start: iso(num(r.start_ms)),
+            lengthMs: num(r.end_ms) - num(r.start_ms),
+            pages: num(r.pages),
+            errors: num(r.errors),
+          };
+        }),
+      };
+    },
+
+    async sessionTimeline(sessionId) {
+      if (!SESSION_ID.test(sessionId)) throw new RangeError('Invalid session id');
+      const rows = await reader.read(timelineSql, [sessionId]);
+      if (rows.length === 0) return null;
+      const listed = rows.slice(0, TIMELINE_LIMIT);
+      const auth = listed.map((r) => strOrNull(r.auth_user_id)).find((v) => v !== null) ?? null;
+      const anon = listed.map((r) => strOrNull(r.user_id)).find((v) => v !== null) ?? null;
+      return {
+        sessionId,
+        user: auth ?? anon,
+        authenticated: auth !== null,
+        truncated: rows.length > TIMELINE_LIMIT,
+        items: listed.map((r) => ({
+          time: iso(num(r.t)),
+          type: String(r.type),
+          name: strOrNull(r.name),
+          url: strOrNull(r.url),
+          operationId: strOrNull(r.operation_id),
+          durationMs: numOrNull(r.duration_ms),
+          success: typeof r.success === 'boolean' ? r.success : null,
+          resultCode: strOrNull(r.result_code),
+          target: strOrNull(r.target),
+          message: strOrNull(r.message),
+        })),
+      };
+    },
+  };
+}
