@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
+import { ACCOUNTS, logInAtProvider } from './support';
 import type { Envelope } from './telemetry-support';
 
 /**
@@ -61,9 +62,7 @@ test('every kind of browser telemetry reaches the store and the export, through 
 }) => {
   await page.goto(APP);
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await page.getByLabel('Username').fill('admin');
-  await page.getByLabel('Password').fill('admin');
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, 'http://localhost:4121');
   await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
   await page.goto(`${APP}/diagnostics`);
   await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();

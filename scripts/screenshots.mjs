@@ -2,11 +2,20 @@
 // Regenerates the README's pictures: starts Gatehouse (already built) on spare ports, signs in as the
 // admin demo account in headless Chromium, and saves PNGs under docs/images.
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 
 const APP = 'http://localhost:4400';
 const server = spawn(process.execPath, ['apps/server/dist/main.js'], {
-  env: { ...process.env, PORT: '4400', IDP_PORT: '4401' },
+  env: {
+    ...process.env,
+    PORT: '4400',
+    IDP_PORT: '4401',
+    TELEMETRY_CONSENT: 'implied',
+    GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-screenshots-')),
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 await new Promise((resolve) =>
@@ -31,7 +40,18 @@ try {
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await page.getByTestId('api-me').waitFor();
   await page.screenshot({ path: 'docs/images/profile.png', fullPage: true });
-  console.log('Saved docs/images/home.png, sign-in.png, profile.png');
+  // Some activity for the dashboard, then the dashboard itself.
+  await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
+  await page.getByRole('button', { name: 'Throw an uncaught error' }).click();
+  await page.getByRole('button', { name: 'Call the API' }).click();
+  await page.getByRole('status').waitFor();
+  await page.goto(`${APP}/usage`);
+  await page.waitForTimeout(1_500);
+  await page.reload();
+  await page.getByTestId('tile-users').waitFor();
+  await page.setViewportSize({ width: 1200, height: 900 });
+  await page.screenshot({ path: 'docs/images/usage.png', fullPage: true });
+  console.log('Saved docs/images/home.png, sign-in.png, profile.png, usage.png');
 } finally {
   await browser.close();
   server.kill('SIGTERM');

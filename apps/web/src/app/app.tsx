@@ -15,6 +15,8 @@ import { TelemetryUser } from './telemetry-user';
 // Protected features load on demand: the public home page never pays for them.
 const ProfilePage = lazy(() => import('../features/profile/profile-page'));
 const DiagnosticsPage = lazy(() => import('../features/diagnostics/diagnostics-page'));
+const UsagePage = lazy(() => import('../features/usage/usage-page'));
+const SessionPage = lazy(() => import('../features/usage/session-page'));
 
 interface AppRoute extends NamedRoute {
   element: ReactNode;
@@ -29,6 +31,14 @@ const routes: AppRoute[] = [
   { path: '/', name: 'Home', element: <HomePage /> },
   { path: '/profile', name: 'Profile', element: <ProfilePage />, signedIn: true },
   { path: '/diagnostics', name: 'Diagnostics', element: <DiagnosticsPage />, signedIn: true, role: 'admin' },
+  { path: '/usage', name: 'Usage', element: <UsagePage />, signedIn: true, role: 'admin' },
+  {
+    path: '/usage/sessions/:id',
+    name: 'Usage session',
+    element: <SessionPage />,
+    signedIn: true,
+    role: 'admin',
+  },
 ];
 
 /** The one place features are composed: add a feature in its own folder and a row above. */

@@ -10,10 +10,7 @@ export function Layout({ children }: { children: ReactNode }) {
         <Link href="/" className="brand">
           Gatehouse
         </Link>
-        <nav aria-label="Main">
-          <Link href="/">Home</Link>
-          <Link href="/profile">Profile</Link>
-        </nav>
+        <MainNav />
         <AccountArea />
       </header>
       <SessionNotice />
@@ -22,6 +19,19 @@ export function Layout({ children }: { children: ReactNode }) {
         <ConsentSetting />
       </footer>
     </>
+  );
+}
+
+function MainNav() {
+  const { state } = useAuth();
+  const admin = state.status === 'signed-in' && state.user.roles.includes('admin');
+  return (
+    <nav aria-label="Main">
+      <Link href="/">Home</Link>
+      <Link href="/profile">Profile</Link>
+      {admin && <Link href="/usage">Usage</Link>}
+      {admin && <Link href="/diagnostics">Diagnostics</Link>}
+    </nav>
   );
 }
 

@@ -1,0 +1,36 @@
+import type { ReactNode } from 'react';
+import type { ApiQuery } from '../../auth/use-api';
+
+/** A dashboard section with its loading, empty and error states. */
+export function Panel<T>({
+  title,
+  query,
+  isEmpty,
+  children,
+}: {
+  title: string;
+  query: ApiQuery<T> & { reload: () => void };
+  isEmpty: (data: T) => boolean;
+  children: (data: T) => ReactNode;
+}) {
+  return (
+    <section className="panel" aria-labelledby={`panel-${title}`} aria-busy={query.status === 'loading'}>
+      <h2 id={`panel-${title}`}>{title}</h2>
+      {query.status === 'loading' && <p className="muted">Loading…</p>}
+      {query.status === 'failed' && (
+        <p role="alert">
+          This could not be loaded: {query.error.message}{' '}
+          <button type="button" className="link-button" onClick={query.reload}>
+            Try again
+          </button>
+        </p>
+      )}
+      {query.status === 'ready' &&
+        (isEmpty(query.data) ? (
+          <p className="muted">Nothing recorded in this period.</p>
+        ) : (
+          children(query.data)
+        ))}
+    </section>
+  );
+}

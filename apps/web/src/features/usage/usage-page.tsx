@@ -1,0 +1,226 @@
+import { useState } from 'react';
+import { Link } from 'wouter';
+import { useApiQuery } from '../../auth/use-api';
+import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
+import { LineChart } from './line-chart';
+import { Panel } from './panel';
+import {
+  RANGES,
+  TILES,
+  type Dependencies,
+  type Exceptions,
+  type Overview,
+  type Pages,
+  type Range,
+  type Sessions,
+  type Timeseries,
+} from './usage-api';
+
+const RANGE_LABELS: Record<Range, string> = {
+  '1h': 'Last hour',
+  '24h': '24 hours',
+  '7d': '7 days',
+  '30d': '30 days',
+};
+const REFRESH_MS = 30_000;
+
+/** Who uses Gatehouse and how, for admins. Loaded as a chunk of its own, only on this route. */
+export default function UsagePage() {
+  const [range, setRange] = useState<Range>('24h');
+  const [autoRefresh, setAutoRefresh] = useState(true);
+  const every = autoRefresh ? REFRESH_MS : undefined;
+  const overview = useApiQuery<Overview>(`/api/usage/overview?range=${range}`, every);
+  const timeseries = useApiQuery<Timeseries>(`/api/usage/timeseries?range=${range}`, every);
+  const pages = useApiQuery<Pages>(`/api/usage/pages?range=${range}`, every);
+  const exceptions = useApiQuery<Exceptions>(`/api/usage/exceptions?range=${range}`, every);
+  const dependencies = useApiQuery<Dependencies>(`/api/usage/dependencies?range=${range}`, every);
+  const sessions = useApiQuery<Sessions>(`/api/usage/sessions?range=${range}&limit=20`, every);
+
+  return (
+    <section className="page wide">
+      <h1>Usage</h1>
+      <div className="toolbar">
+        <fieldset className="segmented">
+          <legend>Time range</legend>
+          {RANGES.map((value) => (
+            <label key={value}>
+              <input
+                type="radio"
+                name="range"
+                value={value}
+                checked={range === value}
+                onChange={() => setRange(value)}
+              />
+              {RANGE_LABELS[value]}
+            </label>
+          ))}
+        </fieldset>
+        <label>
+          <input
+            type="checkbox"
+            checked={autoRefresh}
+            onChange={(event) => setAutoRefresh(event.target.checked)}
+          />{' '}
+          Refresh every 30 seconds
+        </label>
+      </div>
+
+      <Panel title="At a glance" query={overview} isEmpty={() => false}>
+        {(data) => (
+          <ul className="tiles">
+            {TILES.map(([key, label]) => (
+              <li key={key} className="tile" data-testid={`tile-${key}`}>
+                <span className="tile-label">{label}</span>
+                <span className="tile-value">{formatCount(data.tiles[key].value)}</span>
+                <span className="tile-change">{formatChange(data.tiles[key].change)} vs previous period</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Panel>
+
+      <Panel title="Over time" query={timeseries} isEmpty={(data) => data.buckets.length === 0}>
+        {({ buckets: points }) => (
+          <div className="charts">
+            <LineChart
+              title="Users and sessions"
+              points={points}
+              series={[
+                { key: 'users', label: 'Users', className: 's1' },
+                { key: 'sessions', label: 'Sessions', className: 's2' },
+              ]}
+            />
+            <LineChart
+              title="Page views"
+              points={points}
+              series={[{ key: 'pageViews', label: 'Page views', className: 's1' }]}
+            />
+            <LineChart
+              title="Exceptions and failed calls"
+              points={points}
+              series={[
+                { key: 'exceptions', label: 'Exceptions', className: 's3' },
+                { key: 'failedCalls', label: 'Failed calls', className: 's4' },
+              ]}
+            />
+          </div>
+        )}
+      </Panel>
+
+      <Panel title="Pages" query={pages} isEmpty={(data) => data.pages.length === 0}>
+        {({ pages: rows }) => (
+          <table data-testid="pages-table">
+            <thead>
+              <tr>
+                <th scope="col">Page</th>
+                <th scope="col">Views</th>
+                <th scope="col">Users</th>
+                <th scope="col">Average</th>
+                <th scope="col">p95</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.name}>
+                  <th scope="row">{row.name}</th>
+                  <td>{formatCount(row.views)}</td>
+                  <td>{formatCount(row.users)}</td>
+                  <td>{formatMs(row.avgDurationMs)}</td>
+                  <td>{formatMs(row.p95DurationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Panel>
+
+      <Panel title="Exceptions" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>
+        {({ exceptions: groups }) => (
+          <ul className="problems" data-testid="exceptions-list">
+            {groups.map((group) => (
+              <li key={`${group.type ?? ''}|${group.message ?? ''}|${group.topFrame ?? ''}`}>
+                <strong>
+                  {group.type ?? 'Error'}: {group.message ?? '(no message)'}
+                </strong>
+                {group.topFrame && <span className="muted"> at {group.topFrame}</span>}
+                <span className="muted">
+                  {' '}
+                  {formatCount(group.count)} times, {formatCount(group.usersAffected)} users, first{' '}
+                  {formatTime(group.firstSeen)}, last {formatTime(group.lastSeen)}
+                </span>
+                {group.sampleStack && (
+                  <details>
+                    <summary>Sample stack</summary>
+                    <pre>{group.sampleStack}</pre>
+                  </details>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Panel>
+
+      <Panel title="Calls" query={dependencies} isEmpty={(data) => data.dependencies.length === 0}>
+        {({ dependencies: rows }) => (
+          <table data-testid="calls-table">
+            <thead>
+              <tr>
+                <th scope="col">Target</th>
+                <th scope="col">Call</th>
+                <th scope="col">Count</th>
+                <th scope="col">Failed</th>
+                <th scope="col">p50</th>
+                <th scope="col">p95</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={`${row.target ?? ''}|${row.name ?? ''}`}>
+                  <td>{row.target ?? '—'}</td>
+                  <th scope="row">{row.name ?? '—'}</th>
+                  <td>{formatCount(row.count)}</td>
+                  <td>{formatRate(row.failureRate)}</td>
+                  <td>{formatMs(row.p50DurationMs)}</td>
+                  <td>{formatMs(row.p95DurationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Panel>
+
+      <Panel title="Recent sessions" query={sessions} isEmpty={(data) => data.sessions.length === 0}>
+        {({ sessions: rows }) => (
+          <table data-testid="sessions-table">
+            <thead>
+              <tr>
+                <th scope="col">Session</th>
+                <th scope="col">User</th>
+                <th scope="col">Started</th>
+                <th scope="col">Length</th>
+                <th scope="col">Pages</th>
+                <th scope="col">Errors</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.sessionId}>
+                  <th scope="row">
+                    <Link href={`/usage/sessions/${encodeURIComponent(row.sessionId)}`}>
+                      {row.sessionId.slice(0, 8)}
+                    </Link>
+                  </th>
+                  <td>{row.user ?? 'anonymous'}</td>
+                  <td>{formatTime(row.start)}</td>
+                  <td>{formatMs(row.lengthMs)}</td>
+                  <td>{formatCount(row.pages)}</td>
+                  <td>{formatCount(row.errors)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Panel>
+    </section>
+  );
+}

@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { ACCOUNTS, logInAtProvider, misbehave, sessionTokens, signIn } from './support';
+
+/** A Gatehouse of its own with an empty store, so the dashboard's counts are exactly this test's. */
+const FRESH = 'http://localhost:4130';
+let server: ChildProcess;
+
+test.beforeAll(async () => {
+  server = spawn(process.execPath, ['apps/server/dist/main.js'], {
+    env: {
+      ...process.env,
+      PORT: '4130',
+      IDP_PORT: '4131',
+      TELEMETRY_CONSENT: 'implied',
+      GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-usage-')),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.stdout?.on('data', (chunk: Buffer) => String(chunk).includes('Gatehouse is running') && resolve());
+    server.once('exit', (code) => reject(new Error(`The server exited with ${code}`)));
+  });
+});
+
+test.afterAll(() => {
+  server.kill('SIGINT');
+});
+
+async function signInAt(page: Page, origin: string, account = ACCOUNTS.admin) {
+  await page.goto(origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, account, origin.replace(/30$/, '31'));
+  await expect(page.getByTestId('display-name')).toHaveText(account.name);
+}
+
+test('an admin sees exactly the activity that happened, on every panel', async ({ page }) => {
+  await signInAt(page, FRESH);
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
+  await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
+  await page.getByRole('button', { name: 'Throw an uncaught error' }).click();
+  await page.getByRole('button', { name: 'Call the API' }).click();
+  await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
+  // Leaving the page hands its telemetry over; the dashboard then reads the store.
+  await page.goto(`${FRESH}/usage`);
+
+  await expect
+    .poll(async () => {
+      await page.reload();
+      return page.getByTestId('tile-exceptions').locator('.tile-value').textContent({ timeout: 10_000 });
+    })
+    .toBe('1');
+  await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
+  await expect(page.getByTestId('tile-signedInUsers').locator('.tile-value')).toHaveText('1');
+  await expect(page.getByTestId('tile-sessions').locator('.tile-value')).toHaveText('1');
+  const pages = page.getByTestId('pages-table');
+  await expect(pages.getByRole('row', { name: /^Profile 1 1/ })).toBeVisible();
+  await expect(pages.getByRole('row', { name: /^Diagnostics 1 1/ })).toBeVisible();
+  await expect(page.getByTestId('exceptions-list')).toContainText('Diagnostics: an uncaught error');
+  await expect(page.getByTestId('calls-table')).toContainText('/api/me');
+  // Each chart has its table.
+  await expect(page.getByText('Page views: as a table')).toBeVisible();
+
+  // One session, and its timeline in order.
+  await page.getByTestId('sessions-table').getByRole('link').first().click();
+  const timeline = page.getByTestId('timeline');
+  await expect(timeline).toContainText('Page view');
+  await expect(timeline).toContainText('Exception');
+  const text = (await timeline.textContent()) ?? '';
+  expect(text.indexOf('Profile')).toBeLessThan(text.indexOf('Diagnostics'));
+});
+
+test('a member is refused by the page and by the API; bad tokens get 401', async ({ page, request }) => {
+  await misbehave(request, null, { accessTokenTtlSeconds: 2 });
+  await page.goto('/');
+  await signIn(page, ACCOUNTS.alice);
+  await page.goto('/usage');
+  await expect(page.getByRole('heading', { name: 'No access' })).toBeVisible();
+  await expect(page.getByRole('navigation').getByRole('link', { name: 'Usage' })).toHaveCount(0);
+  const tokens = await sessionTokens(page);
+  await page.close();
+
+  const asAlice = await request.get('/api/usage/overview', {
+    headers: { Authorization: `Bearer ${tokens.access_token}` },
+  });
+  expect(asAlice.status()).toBe(403);
+  expect((await request.get('/api/usage/overview')).status()).toBe(401);
+  const wrongAudience = await request.get('/api/usage/overview', {
+    headers: { Authorization: `Bearer ${tokens.id_token}` },
+  });
+  expect(wrongAudience.status()).toBe(401);
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const expired = await request.get('/api/usage/overview', {
+    headers: { Authorization: `Bearer ${tokens.access_token}` },
+  });
+  expect(expired.status()).toBe(401);
+  expect(expired.headers()['www-authenticate']).toContain('expired');
+  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
+});
+
+test('an admin gets clear 400s for bad input, and the API is described', async ({ page, request }) => {
+  await page.goto('/');
+  await signIn(page, ACCOUNTS.admin);
+  const { access_token } = await sessionTokens(page);
+  const headers = { Authorization: `Bearer ${access_token}` };
+  const bad = await request.get('/api/usage/overview?range=2y', { headers });
+  expect(bad.status()).toBe(400);
+  expect(JSON.stringify(await bad.json())).toContain('range');
+  const spec = (await (await request.get('/api/openapi.json')).json()) as { openapi: string; paths: object };
+  expect(spec.openapi).toMatch(/^3\./);
+  // Paths are relative to the document's server, `/api`.
+  expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/usage/overview', '/me']));
+});
