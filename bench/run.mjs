@@ -12,10 +12,15 @@ const results = {
   telemetry: await telemetry(),
 };
 
-// The collector's benchmark runs in a process of its own (it starts worker threads for its senders).
-console.log('\nCollector throughput');
-const collector = spawnSync(process.execPath, ['bench/collector.mjs'], { stdio: 'inherit' });
-if (collector.status !== 0) process.exitCode = 1;
+// The collector's benchmarks run in processes of their own (they start worker threads and fill stores).
+for (const [title, script] of [
+  ['Collector throughput', 'bench/collector.mjs'],
+  ['Usage dashboard queries over 1,000,000 items', 'bench/usage.mjs'],
+]) {
+  console.log(`\n${title}`);
+  const child = spawnSync(process.execPath, [script], { stdio: 'inherit' });
+  if (child.status !== 0) process.exitCode = 1;
+}
 
 mkdirSync(new URL('.out/', import.meta.url), { recursive: true });
 writeFileSync(new URL('.out/results.json', import.meta.url), JSON.stringify(results, null, 2));

@@ -38,6 +38,10 @@ async function signInAt(page: Page, origin: string, account = ACCOUNTS.admin) {
 }
 
 test('an admin sees exactly the activity that happened, on every panel', async ({ page }) => {
+  const scripts: string[] = [];
+  page.on('request', (request) => {
+    if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
+  });
   await signInAt(page, FRESH);
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
@@ -45,8 +49,12 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   await page.getByRole('button', { name: 'Throw an uncaught error' }).click();
   await page.getByRole('button', { name: 'Call the API' }).click();
   await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
+  // The dashboard is a chunk of its own: nothing of it loaded for the other pages.
+  expect(scripts.filter((path) => /usage-page|session-page/.test(path))).toEqual([]);
   // Leaving the page hands its telemetry over; the dashboard then reads the store.
   await page.goto(`${FRESH}/usage`);
+  await expect(page.getByRole('heading', { name: 'Usage', level: 1 })).toBeVisible();
+  expect(scripts.some((path) => path.includes('usage-page'))).toBe(true);
 
   await expect
     .poll(async () => {
