@@ -1,0 +1,81 @@
+import { fireEvent, render, screen } from '@testing-library/react';
+import { describe, expect, it, vi } from 'vitest';
+import { LineChart } from './line-chart';
+import { Panel } from './panel';
+
+const rows = (data: number[]) => <p>{data.join(',')}</p>;
+
+describe('Panel', () => {
+  it('shows loading, then the data', () => {
+    const { rerender } = render(
+      <Panel
+        title="Pages"
+        query={{ status: 'loading', reload: vi.fn() }}
+        isEmpty={(d: number[]) => d.length === 0}
+      >
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByText('Loading…')).toBeTruthy();
+    expect(screen.getByRole('region', { name: 'Pages' }).getAttribute('aria-busy')).toBe('true');
+    rerender(
+      <Panel
+        title="Pages"
+        query={{ status: 'ready', data: [1, 2], reload: vi.fn() }}
+        isEmpty={(d) => d.length === 0}
+      >
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByText('1,2')).toBeTruthy();
+  });
+
+  it('says when nothing was recorded', () => {
+    render(
+      <Panel
+        title="Pages"
+        query={{ status: 'ready', data: [], reload: vi.fn() }}
+        isEmpty={(d: number[]) => d.length === 0}
+      >
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByText('Nothing recorded in this period.')).toBeTruthy();
+  });
+
+  it('explains a failure and offers to try again', () => {
+    const reload = vi.fn();
+    render(
+      <Panel
+        title="Pages"
+        query={{ status: 'failed', error: new Error('The server answered 503.'), reload }}
+        isEmpty={(d: number[]) => d.length === 0}
+      >
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByRole('alert').textContent).toContain('The server answered 503.');
+    fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
+    expect(reload).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('LineChart', () => {
+  it('has the same numbers as a table, and hides the picture from assistive technology', () => {
+    const { container } = render(
+      <LineChart
+        title="Page views"
+        points={[
+          { start: '2026-11-21T10:00:00Z', pageViews: 3 },
+          { start: '2026-11-21T11:00:00Z', pageViews: 1234 },
+        ]}
+        series={[{ key: 'pageViews', label: 'Page views', className: 's1' }]}
+      />,
+    );
+    expect(container.querySelector('svg')?.getAttribute('aria-hidden')).toBe('true');
+    const table = screen.getByRole('table');
+    expect(screen.getByRole('columnheader', { name: 'Page views' })).toBeTruthy();
+    expect(table.textContent).toContain('1,234');
+    expect(container.querySelectorAll('polyline')).toHaveLength(1);
+  });
+});
