@@ -1,21 +1,22 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createCollector, type Collector, type UsageQueries } from '@gatehouse/collector';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { openApiDocument } from './openapi.js';
+import { startLoopbackProvider } from './test-support/loopback-provider.js';
 import { createUsageRouter } from './usage.js';
 
 // A provider stand-in on loopback (discovery + JWKS), the app with a real collector in a temp dir.
 const AUDIENCE = 'https://gatehouse.test/api';
 const IKEY = '8c0c7b2f-4a4e-4c1e-9d7a-0f5b8d6e3a21';
-let idp: Server;
+let closeProvider: () => Promise<void>;
 let server: Server;
 let issuer: string;
 let base: string;
@@ -24,22 +25,9 @@ let collector: Collector;
 let dir: string;
 
 beforeAll(async () => {
-  const pair = await generateKeyPair('RS256');
-  key = pair.privateKey;
-  const publicJwk = await exportJWK(pair.publicKey);
-  idp = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/openid-configuration') {
-      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    } else if (req.url === '/jwks') {
-      res.end(JSON.stringify({ keys: [{ ...publicJwk, kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-    } else {
-      res.statusCode = 404;
-      res.end('{}');
-    }
-  });
-  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  const provider = await startLoopbackProvider();
+  ({ issuer, key } = provider);
+  closeProvider = provider.close;
 
   dir = await mkdtemp(join(tmpdir(), 'gatehouse-usage-'));
   await writeFile(
@@ -101,7 +89,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
-  await new Promise((resolve) => idp.close(resolve));
+  await closeProvider();
   await collector.close();
   await rm(dir, { recursive: true, force: true });
 });

@@ -1,13 +1,14 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier, readRoles, requireBearer } from './bearer.js';
+import { startLoopbackProvider } from '../test-support/loopback-provider.js';
 import { ProviderMetadataCache } from './provider-metadata.js';
 
 // A real provider stand-in on loopback: discovery and JWKS over HTTP, keys made here.
-let idp: Server;
+let closeProvider: () => Promise<void>;
 let api: Server;
 let issuer: string;
 let apiUrl: string;
@@ -16,23 +17,10 @@ let otherKey: CryptoKey;
 const AUDIENCE = 'https://gatehouse.test/api';
 
 beforeAll(async () => {
-  const pair = await generateKeyPair('RS256');
-  key = pair.privateKey;
+  const provider = await startLoopbackProvider();
+  ({ issuer, key } = provider);
+  closeProvider = provider.close;
   ({ privateKey: otherKey } = await generateKeyPair('RS256'));
-  const publicJwk = await exportJWK(pair.publicKey);
-  idp = createServer((req, res) => {
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/openid-configuration') {
-      res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    } else if (req.url === '/jwks') {
-      res.end(JSON.stringify({ keys: [{ ...publicJwk, kid: 'k1', alg: 'RS256', use: 'sig' }] }));
-    } else {
-      res.statusCode = 404;
-      res.end('{}');
-    }
-  });
-  await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
 
   const verify = createTokenVerifier({
     issuer,
@@ -49,7 +37,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => idp.close(resolve));
+  await closeProvider();
   await new Promise((resolve) => api.close(resolve));
 });
 
