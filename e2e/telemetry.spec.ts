@@ -224,7 +224,9 @@ test('unsent items survive a reload and are sent when the endpoint is back', asy
           e.data.baseData.name === 'Not found' &&
           Date.parse(e.time) < reloadedAt,
       ).length;
-  await expect.poll(deliveredFromBefore, { timeout: 30_000 }).toBe(1);
+  // At least once: the SDK may also have beaconed it at the reload's page hide, once the endpoint was
+  // back, before the new page resent it from its buffer (the collector does not deduplicate yet).
+  await expect.poll(deliveredFromBefore, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
 });
 
 test('when the SDK cannot load, the app works as before', async ({ page }) => {
