@@ -5,6 +5,7 @@
 // its temp data dir. Knobs: BENCH_SECONDS (8), BENCH_SENDERS (32), BENCH_BATCH (100), BENCH_MAX_ITEMS (2e6),
 // BENCH_INGEST_WORKER (1; 0 validates on the event loop).
 import http from 'node:http';
+import { jsonPoster } from './http-post.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -38,21 +39,7 @@ if (!isMainThread) {
   let failed = 0;
   let started = 0;
   const deadline = performance.now() + seconds * 1000;
-  const post = (body) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = jsonPoster(url, agent);
   const sender = async (id) => {
     let n = id;
     while (performance.now() < deadline && started < maxRequests) {

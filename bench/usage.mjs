@@ -5,6 +5,7 @@
 // Goal: overview p95 <= 100 ms. Needs the built package (npm run build -w @gatehouse/collector).
 // Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir.
 import http from 'node:http';
+import { jsonPoster } from './http-post.mjs';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -137,21 +138,7 @@ try {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}/v2/track`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: SENDERS });
-  const post = (body) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        { method: 'POST', agent, headers: { 'Content-Type': 'application/json' } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = jsonPoster(url, agent);
 
   // 1. Load, through the ingestion path: sessions in random order, each in SDK-sized batches.
   console.info(
