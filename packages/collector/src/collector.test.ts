@@ -284,7 +284,7 @@ describe('store', () => {
       expect((await post(t, browserRequest(browserBatch(2)).body)).status).toBe(200);
       await t.close({ keepData: true });
       running = undefined;
-      const store = await openStore(dataDir, { readonly: true });
+      const store = await openStore(dataDir);
       expect(await store.count()).toBe(2);
       await store.close();
     } finally {

@@ -3,9 +3,9 @@ import { BodyError, readBody } from './body.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { mergePacked, type PackedItems } from './packed.js';
+import { listPacked, type PackedItems } from './packed.js';
 import { createUsageQueries, type UsageQueries } from './queries.js';
-import { openWritableStore, WRITERS, type TelemetryStore } from './store.js';
+import { openWritableStore, ROW_GROUP_ROWS, type TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;
@@ -50,8 +50,10 @@ export interface BreezeResponse {
 
 const TRACK_PATHS = new Set(['/v2/track', '/v2.1/track']);
 const DAY_MS = 86_400_000;
-/** Items allowed to wait for the store before the collector answers 503. */
+/** Items allowed to wait for the journal before the collector answers 503. */
 const MAX_QUEUED_ITEMS = 100_000;
+/** Items allowed in the journal, not yet loaded into DuckDB, before the collector answers 503. */
+const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
 /** Seconds a client is asked to wait after 503 (store unavailable or behind). */
 const RETRY_AFTER_UNAVAILABLE = 10;
 
@@ -132,16 +134,17 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   const rateLimit = options.maxItemsPerSecond ? new RateLimit(options.maxItemsPerSecond) : undefined;
   const retentionDays = options.retentionDays ?? 90;
 
-  const store = await openWritableStore(options.dataDir);
+  const store = await openWritableStore(options.dataDir, { warn: (message) => log('warn', message) });
   const ingest = startIngest(
     { instrumentationKeys: options.instrumentationKeys, maxDecompressedBytes },
     options.ingestWorker ?? true,
     log,
   );
+  // One journal write (one fdatasync) at a time; batches arriving meanwhile share the next one.
   const commits = new GroupCommit<PackedItems>(
-    (batches) => store.append(mergePacked(batches)),
+    (batches) => store.append(listPacked(batches)),
     MAX_QUEUED_ITEMS,
-    WRITERS,
+    1,
   );
   let closing = false;
 
@@ -213,8 +216,8 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     }
 
     if (accepted > 0) {
-      if (!commits.hasRoom(accepted)) {
-        log('warn', `store is behind (${commits.queued} items queued); answering 503`);
+      if (!commits.hasRoom(accepted) || store.pending() + accepted > MAX_PENDING_ITEMS) {
+        log('warn', `store is behind (${commits.queued + store.pending()} items waiting); answering 503`);
         send(res, 503, retryLater(received, errors, 503, 'Store is busy; retry later.'), {
           ...headers,
           'Retry-After': String(RETRY_AFTER_UNAVAILABLE),

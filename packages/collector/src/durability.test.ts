@@ -94,9 +94,11 @@ it('loses no answered item when the server is SIGKILLed right after an answer', 
     await exited;
     expect(child.signalCode).toBe('SIGKILL');
 
-    // The export command reads the store as the crash left it (read-only, replaying the WAL).
+    // The export command opens the store as the crash left it: the answered items were still only in
+    // the journal (the senders never paused, so nothing was due to be loaded), and it loads them first.
     const exported = exportCli(dataDir, '--type', 'exception');
     expect(exported.status).toBe(0);
+    expect(exported.stderr).toMatch(/journal: loaded \d+ items a previous run had not loaded/);
     const lines = exported.stdout
       .trim()
       .split('\n')

@@ -55,7 +55,8 @@ export async function main(
     err.write(`No telemetry store in ${dataDir} (set GATEHOUSE_DATA_DIR).\n`);
     return 1;
   }
-  const store = await openStore(dataDir, { readonly: true });
+  // Opening loads what the journal still holds (a crash can leave some), as a server start would.
+  const store = await openStore(dataDir);
   try {
     let chunk = '';
     for await (const envelope of store.export(filter)) {

@@ -1,6 +1,7 @@
 /** The ingest worker: decodes and validates request bodies off the event loop that serves HTTP. */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createIngest, type IngestOptions } from './ingest.js';
+import { packedBuffers } from './packed.js';
 import type { IngestRequest, IngestReply } from './ingest-offload.js';
 
 const ingest = createIngest(workerData as IngestOptions);
@@ -8,7 +9,12 @@ const port = parentPort;
 
 port?.on('message', (request: IngestRequest) => {
   ingest(request.body, request.encoding, request.contentType).then(
-    (result) => port.postMessage({ id: request.id, result } satisfies IngestReply),
+    // The packed rows' bytes are handed over, not copied.
+    (result) =>
+      port.postMessage(
+        { id: request.id, result } satisfies IngestReply,
+        result.ok ? packedBuffers(result.accepted) : [],
+      ),
     (error: unknown) => port.postMessage({ id: request.id, error: String(error) } satisfies IngestReply),
   );
 });

@@ -6,21 +6,23 @@ import type { TelemetryItem, TelemetryType } from './contracts.js';
  */
 export interface PackedItems {
   count: number;
-  /** A string is rows packed by `packRow` and joined by RS; an array holds items that cannot be packed. */
-  segments: (string | TelemetryItem[])[];
+  /** Bytes are rows packed by `packRow`, joined by RS, in UTF-8; an array holds items that cannot be packed. */
+  segments: (Uint8Array | TelemetryItem[])[];
 }
 
 /*
  * Packed rows. The appender costs the event loop about 10 µs an item (a call per value, and its flush),
  * which made it the collector's bottleneck. Instead, the ingest worker packs each item's columns into
- * one string, fields separated by US and rows by RS, with NUL for SQL NULL; the event loop binds one
- * string per group, and one INSERT splits it on DuckDB's side (a pool thread), in the same
- * transaction and COMMIT as before. Items whose text could hold one of those characters (any \u
+ * one string, fields separated by US and rows by RS, with NUL for SQL NULL, encoded as UTF-8; the
+ * event loop writes those bytes to the journal as they are, and the store binds them as one value per
+ * load, which one INSERT splits on DuckDB's side (a pool thread). Items whose text could hold one of those characters (any \u
  * escape in the envelope: control characters, and lone surrogates, which DuckDB's JSON check refuses)
  * or a non-finite number take the appender.
  */
 const US = '\u001f';
 export const RS = '\u001e';
+const RS_BYTE = new Uint8Array([0x1e]);
+const encoder = new TextEncoder();
 const NUL = '\u0000';
 const hasSeparator = (v: string) => v.includes(NUL) || v.includes(US) || v.includes(RS);
 
@@ -60,8 +62,13 @@ function packRow(i: TelemetryItem): string {
   );
 }
 
-/** The inverse of packRow, for the appender fallback. */
-export function unpackRow(row: string): TelemetryItem {
+/** Packed rows back as items, for the appender fallback. */
+export function unpackRows(rows: Uint8Array): TelemetryItem[] {
+  return Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('utf8').split(RS).map(unpackRow);
+}
+
+/** The inverse of packRow. */
+function unpackRow(row: string): TelemetryItem {
   const f = row.split(US);
   const str = (k: number) => (f[k] === NUL ? null : (f[k] ?? null));
   return {
@@ -85,9 +92,12 @@ export function unpackRow(row: string): TelemetryItem {
   };
 }
 
-/** Packs items for `appendPacked`, keeping their order. */
+/**
+ * Packs items for the store, keeping their order. Each run of rows is a Uint8Array of its own (not a
+ * slice of Buffer's shared pool), so it can be transferred from the ingest worker without a copy.
+ */
 export function packItems(items: readonly TelemetryItem[]): PackedItems {
-  const segments: (string | TelemetryItem[])[] = [];
+  const segments: (Uint8Array | TelemetryItem[])[] = [];
   let rows: string[] = [];
   let odd: TelemetryItem[] = [];
   for (const item of items) {
@@ -96,32 +106,57 @@ export function packItems(items: readonly TelemetryItem[]): PackedItems {
       odd = [];
       rows.push(packRow(item));
     } else {
-      if (rows.length > 0) segments.push(rows.join(RS));
+      if (rows.length > 0) segments.push(encoder.encode(rows.join(RS)));
       rows = [];
       odd.push(item);
     }
   }
-  if (rows.length > 0) segments.push(rows.join(RS));
+  if (rows.length > 0) segments.push(encoder.encode(rows.join(RS)));
   if (odd.length > 0) segments.push(odd);
   return { count: items.length, segments };
 }
 
-/** Several packed batches as one, joining adjacent runs of rows. */
-export function mergePacked(batches: readonly PackedItems[]): PackedItems {
-  const segments: (string | TelemetryItem[])[] = [];
-  let rows: string[] = [];
+/**
+ * Several packed batches as one, in order, joining adjacent runs of rows (RS between them) into runs of
+ * up to `maxRunBytes` each, and adjacent arrays of odd items into one.
+ */
+export function mergePacked(batches: readonly PackedItems[], maxRunBytes = Infinity): PackedItems {
+  const segments: (Uint8Array | TelemetryItem[])[] = [];
+  let run: Uint8Array[] = [];
+  let runBytes = 0;
   let count = 0;
+  const endRun = () => {
+    if (run.length === 1 && run[0]) segments.push(run[0]);
+    else if (run.length > 1)
+      segments.push(Buffer.concat(run.flatMap((r, i) => (i === 0 ? [r] : [RS_BYTE, r]))));
+    run = [];
+    runBytes = 0;
+  };
   for (const batch of batches) {
     count += batch.count;
     for (const segment of batch.segments) {
-      if (typeof segment === 'string') rows.push(segment);
-      else {
-        if (rows.length > 0) segments.push(rows.join(RS));
-        rows = [];
-        segments.push(segment);
+      if (segment instanceof Uint8Array) {
+        if (run.length > 0 && runBytes + segment.byteLength > maxRunBytes) endRun();
+        run.push(segment);
+        runBytes += segment.byteLength + 1;
+        continue;
       }
+      endRun();
+      const last = segments.at(-1);
+      if (Array.isArray(last)) segments[segments.length - 1] = [...last, ...segment];
+      else segments.push(segment);
     }
   }
-  if (rows.length > 0) segments.push(rows.join(RS));
+  endRun();
   return { count, segments };
+}
+
+/** Several packed batches as one, in order, sharing their bytes (no copy). */
+export function listPacked(batches: readonly PackedItems[]): PackedItems {
+  return { count: batches.reduce((n, b) => n + b.count, 0), segments: batches.flatMap((b) => b.segments) };
+}
+
+/** The transferable parts of packed items (for postMessage's transfer list). */
+export function packedBuffers(packed: PackedItems): ArrayBuffer[] {
+  return packed.segments.flatMap((s) => (s instanceof Uint8Array ? [s.buffer as ArrayBuffer] : []));
 }

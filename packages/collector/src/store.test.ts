@@ -1,7 +1,10 @@
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
-import { openStore, storeFile } from './store.js';
+import { Journal } from './journal.js';
+import { packItems } from './packed.js';
+import { openStore, openWritableStore, storeFile, toRecord } from './store.js';
 import { browserBatch } from './test-support/browser-envelopes.js';
 import { tempDataDir } from './test-support/server.js';
 
@@ -23,8 +26,11 @@ const walBytes = (dataDir: string) =>
 it('checkpoints its WAL once writes pause', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
-  const store = await openStore(dataDir, { idleCheckpoint: { idleMs: 100, minWalBytes: 1, everyMs: 50 } });
+  const store = await openWritableStore(dataDir, {
+    idleCheckpoint: { idleMs: 100, minWalBytes: 1, everyMs: 50 },
+  });
   await store.append(items(100));
+  await store.flush();
   expect(walBytes(dataDir)).toBeGreaterThan(0);
   const deadline = Date.now() + 5000;
   while (walBytes(dataDir) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -33,18 +39,16 @@ it('checkpoints its WAL once writes pause', async () => {
   await store.close();
 });
 
-it('lets overlapping appends through one at a time, and refuses writes when read-only', async () => {
+it('lets overlapping appends through, and keeps them across a reopen', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
   const store = await openStore(dataDir);
   await Promise.all([store.append(items(10)), store.append(items(20)), store.append(items(30))]);
   expect(await store.count()).toBe(60);
   await store.close();
-  const readonly = await openStore(dataDir, { readonly: true });
-  await expect(readonly.append(items(1))).rejects.toThrow('opened read-only');
-  await expect(readonly.prune(Date.now())).rejects.toThrow('opened read-only');
-  expect(await readonly.count()).toBe(60);
-  await readonly.close();
+  const reopened = await openStore(dataDir);
+  expect(await reopened.count()).toBe(60);
+  await reopened.close();
   expect(existsSync(storeFile(dataDir))).toBe(true);
 });
 
@@ -65,7 +69,11 @@ it('stores every column exactly, in order, whether an item is packed, odd or ref
   await store.append([base[6]!, refused]);
   expect(await store.count()).toBe(all.length + 2);
   await store.close();
+  expect(await storedRows(dataDir)).toEqual(rowsOf([...all, base[6]!, refused]));
+});
 
+/** Every column of every row, as DuckDB holds them. */
+async function storedRows(dataDir: string): Promise<unknown[][]> {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(storeFile(dataDir), { access_mode: 'READ_ONLY' });
   const c = await instance.connect();
@@ -77,7 +85,11 @@ it('stores every column exactly, in order, whether an item is packed, odd or ref
   ).getRows();
   c.closeSync();
   instance.closeSync();
-  const expected = [...all, base[6]!, refused].map((i) => [
+  return rows;
+}
+
+const rowsOf = (stored: TelemetryItem[]) =>
+  stored.map((i) => [
     BigInt(i.time),
     i.type,
     i.iKey,
@@ -96,5 +108,68 @@ it('stores every column exactly, in order, whether an item is packed, odd or ref
     i.topFrame,
     i.envelope,
   ]);
-  expect(rows).toEqual(expected);
+
+/** Items packed as the collector's ingest packs them: rows, and items that cannot be packed. */
+function packedAndOdd(): TelemetryItem[] {
+  const base = items(5);
+  return [...base.slice(0, 2), { ...base[2]!, name: 'a\u001fb', durationMs: -Infinity }, ...base.slice(3)];
+}
+
+it('loads what a crash left in the journal when it opens, exactly once', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const journalDir = path.join(dataDir, 'journal');
+  const appended = packedAndOdd();
+  const crashed = async () => {
+    const { journal } = await Journal.open(journalDir, 0, () => undefined);
+    await journal.append(packItems(appended).segments.map(toRecord));
+    await journal.close();
+  };
+  await crashed();
+  const warnings: string[] = [];
+  const store = await openStore(dataDir, { warn: (m) => warnings.push(m) });
+  expect(await store.count()).toBe(5);
+  await store.close();
+  expect(warnings).toEqual(['journal: loaded 5 items a previous run had not loaded']);
+  expect(readdirSync(journalDir)).toEqual([]);
+  expect(await storedRows(dataDir)).toEqual(rowsOf(appended));
+
+  // A crash after the store committed a segment but before it deleted it: not loaded a second time.
+  await crashed();
+  expect(readdirSync(journalDir)).toHaveLength(1);
+  const reopened = await openStore(dataDir);
+  expect(await reopened.count()).toBe(5);
+  await reopened.close();
+  expect(readdirSync(journalDir)).toEqual([]);
+});
+
+it('loads journaled items once a row group is waiting, after a pause, or before any read', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const until = async (done: () => boolean) => {
+    const deadline = Date.now() + 5000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return done();
+  };
+  const never = 3_600_000;
+  const byRows = await openWritableStore(dataDir, { load: { rows: 30, idleMs: never, maxLagMs: never } });
+  await byRows.append(items(20));
+  expect(byRows.pending()).toBe(20);
+  await byRows.append(items(20));
+  expect(await until(() => byRows.pending() === 0)).toBe(true);
+  await byRows.close();
+
+  const byPause = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: 100, maxLagMs: never } });
+  await byPause.append(items(10));
+  expect(byPause.pending()).toBe(10);
+  expect(await until(() => byPause.pending() === 0)).toBe(true);
+  await byPause.close();
+
+  const byRead = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: never, maxLagMs: never } });
+  await byRead.append(items(7));
+  await new Promise((r) => setTimeout(r, 200));
+  expect(byRead.pending()).toBe(7);
+  expect(await byRead.count()).toBe(57);
+  expect(byRead.pending()).toBe(0);
+  await byRead.close();
 });
