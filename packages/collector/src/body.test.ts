@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BodyError, decode, splitItems } from './body.js';
+import { BodyError, decode, splitItems, splitItemsExactly } from './body.js';
+import { browserBatch } from './test-support/browser-envelopes.js';
 
 const values = (text: string, contentType?: string) =>
   splitItems(text, contentType).map((i) => (i.ok ? i.value : i.message));
@@ -114,6 +115,150 @@ describe('splitItems on JSON arrays', () => {
       expect(bodyError(() => splitItems(text, 'application/json')).message, text).toBe(
         'Body is not valid JSON.',
       );
+    }
+  });
+});
+
+describe('splitItems guessing where array elements end', () => {
+  type Split = typeof splitItems;
+  /** Everything splitItems gives back (or the refusal), and how deep each item's text is said to nest. */
+  function outcome(split: Split, text: string) {
+    try {
+      const items = split(text, 'application/json');
+      return {
+        items: items.map((i) => (i.ok ? { value: i.value, text: i.source?.text } : i.message)),
+        depths: items.map((i) => (i.ok ? i.source?.depth : undefined)),
+      };
+    } catch (error) {
+      if (error instanceof BodyError) return { refused: `${error.statusCode} ${error.message}` };
+      throw error;
+    }
+  }
+
+  let guessedDepths = 0;
+  /** splitItems gives what splitItemsExactly gives, with depths never below the exact ones. */
+  function expectSameAsExact(text: string) {
+    const guessed = outcome(splitItems, text);
+    const exact = outcome(splitItemsExactly, text);
+    expect({ text, ...guessed, depths: undefined }).toEqual({ text, ...exact, depths: undefined });
+    for (const [index, depth] of (exact.depths ?? []).entries()) {
+      const bound = guessed.depths?.[index];
+      if (depth === undefined) expect(bound, text).toBeUndefined();
+      else expect(bound, text).toBeGreaterThanOrEqual(depth);
+      if (bound !== depth) guessedDepths++;
+    }
+    // And both agree with JSON.parse of the whole body.
+    let whole: unknown;
+    try {
+      whole = JSON.parse(text.replace(/^\ufeff/, ''));
+    } catch {
+      return;
+    }
+    if (Array.isArray(whole) && whole.length > 0)
+      expect(
+        guessed.items?.map((i) => (typeof i === 'string' ? i : i.value)),
+        text,
+      ).toEqual(whole);
+  }
+
+  const strings = ['},{', '"},{"', '},{"a":1}', '[', ']', ']},{[', '{', '}', '\\', '\\"', '"', ',', ' ', 'é'];
+  function random(seed: { n: number }) {
+    return () => (seed.n = (seed.n * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  }
+  function value(r: () => number, depth: number): unknown {
+    const pick = r();
+    if (depth > 4 || pick < 0.35) return strings[Math.floor(r() * strings.length)];
+    if (pick < 0.45) return Math.round(r() * 1e4) / 100;
+    if (pick < 0.5) return [true, false, null][Math.floor(r() * 3)];
+    // Arrays of objects, like an exception's parsedStack, write `},{` inside an element.
+    if (pick < 0.7) return Array.from({ length: Math.floor(r() * 4) }, () => ({ f: value(r, depth + 1) }));
+    return Object.fromEntries(
+      Array.from({ length: Math.floor(r() * 4) }, (_, i) => [
+        `${strings[i] ?? ''}k${i}`,
+        value(r, depth + 1),
+      ]),
+    );
+  }
+  const envelope = (r: () => number) => ({
+    data: value(r, 1),
+    tags: { s: strings[Math.floor(r() * strings.length)] },
+  });
+
+  it('guesses the elements of a browser SDK batch, bounding their depth by their brackets', () => {
+    const text = JSON.stringify(browserBatch(21));
+    const items = splitItems(text, 'text/plain;charset=UTF-8');
+    expect(items).toHaveLength(21);
+    expect(items.map((i) => (i.ok ? i.source?.text : i.message))).toEqual(
+      splitItemsExactly(text, undefined).map((i) => (i.ok ? i.source?.text : i.message)),
+    );
+    for (const item of items) {
+      if (!item.ok) throw new Error('refused');
+      expect(item.source?.depth).toBe(item.source?.text.match(/[[{]/g)?.length);
+    }
+  });
+
+  it('gives exactly what the exact scan gives, on arrays written in many ways', () => {
+    const r = random({ n: 11 });
+    const separators = [',', ',', ', ', ' ,\n ', '\n,\t'];
+    guessedDepths = 0;
+    for (let run = 0; run < 400; run++) {
+      const elements = Array.from({ length: Math.floor(r() * 6) }, () =>
+        r() < 0.9 ? envelope(r) : value(r, 0),
+      );
+      const texts = elements.map((e) => JSON.stringify(e));
+      const separator = separators[run % separators.length] ?? ',';
+      expectSameAsExact(`[${texts.join(separator)}]`);
+      expectSameAsExact(` \n[ ${texts.join(',')} ]\r\n`);
+      expectSameAsExact(JSON.stringify(elements, null, run % 3));
+    }
+    // Guessed items are told the number of brackets in their text, not always their exact depth.
+    expect(guessedDepths).toBeGreaterThan(300);
+  });
+
+  it('gives exactly what the exact scan gives, on mutated and adversarial bodies', () => {
+    const r = random({ n: 5 });
+    const inserts = ['}', '{', ',', '"', '\\', '[', ']', ' ', '},{', '}, {', '"},{"', '1', 'x', '\n'];
+    for (let run = 0; run < 1500; run++) {
+      let text = JSON.stringify(Array.from({ length: 1 + Math.floor(r() * 4) }, () => envelope(r)));
+      for (let edits = 1 + Math.floor(r() * 3); edits > 0; edits--) {
+        const at = Math.floor(r() * (text.length + 1));
+        const op = r();
+        if (op < 0.3) text = text.slice(0, at) + text.slice(at + 1);
+        else if (op < 0.9)
+          text = text.slice(0, at) + (inserts[Math.floor(r() * inserts.length)] ?? '') + text.slice(at);
+        else text = text.slice(0, at);
+      }
+      expectSameAsExact(text);
+    }
+    const deep = (n: number) => `${'[{"a":'.repeat(n)}1${'}]'.repeat(n)}`;
+    for (const text of [
+      '[]',
+      '[ ]',
+      '[,]',
+      '[{}]',
+      '[{},]',
+      '[{},{}]',
+      '[{}{}]',
+      '[{},,{}]',
+      '[{}] ',
+      '[{}]x',
+      '[{}],{}]',
+      '[{},{}',
+      '[1,2,{"a":3},{"b":[4]}]',
+      '["},{",{"a":"},{"},{"b":"]"},{"c":"["}]',
+      '[{"a":"},{"},{"b":1}]',
+      '[{"a":"\\\\"},{"b":"\\"},{"}]',
+      '[{"a":[{"b":[{},{}]},{}]},{}]',
+      '[{"a":[{},{"b":"]"}]},{"c":[{},{}]}]',
+      '[{"a":[{},{}]},{"b":"[x"},{"c":"]"}]',
+      `[{},${deep(40)},{}]`,
+      `[${deep(32)},${deep(33)}]`,
+      `[${Array.from({ length: 40 }, () => '{"a":"},{"}').join(',')}]`,
+      `[${Array.from({ length: 40 }, () => '{"a":["},{"]}').join(',')}]`,
+      `[{"a":[${Array.from({ length: 40 }, () => '{}').join(',')}]},{}]`,
+      '\ufeff[{"a":1},{"b":2}]',
+    ]) {
+      expectSameAsExact(text);
     }
   });
 });

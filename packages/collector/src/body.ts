@@ -55,7 +55,7 @@ export async function decode(body: Buffer, encoding: string | undefined, maxByte
 
 /**
  * One item of a batch: the parsed JSON value with the text it was parsed from (and, for items of an
- * array, how deeply that text nests), or why its text was not JSON.
+ * array, a bound on how deeply that text nests), or why its text was not JSON.
  */
 export type ParsedItem =
   { ok: true; value: unknown; source?: EnvelopeSource } | { ok: false; message: string };
@@ -80,11 +80,20 @@ function parseLines(text: string): ParsedItem[] {
  * is one JSON value is read as such, otherwise as lines. Throws when nothing at all could be parsed.
  */
 export function splitItems(text: string, contentType: string | undefined): ParsedItem[] {
+  return split(text, contentType, true);
+}
+
+/** splitItems without guessing where array elements end: the reference the guesses are tested against. */
+export function splitItemsExactly(text: string, contentType: string | undefined): ParsedItem[] {
+  return split(text, contentType, false);
+}
+
+function split(text: string, contentType: string | undefined, guess: boolean): ParsedItem[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim() === '') throw new BodyError(400, 'Body is empty.');
   let items: ParsedItem[] | undefined;
   if (!(contentType ?? '').toLowerCase().includes('x-json-stream')) {
-    items = parseArray(body);
+    items = parseArray(body, guess);
     if (!items) {
       try {
         const value = JSON.parse(body) as unknown;
@@ -115,19 +124,54 @@ const blank = /^[ \n\r\t]*$/;
 /**
  * A JSON array body split into its elements, each parsed from its own text (what the browser SDK
  * sends), so the collector can keep each envelope's text as received instead of re-serialising it.
- * Finds the top-level commas by tracking strings and brackets; JSON.parse of each element then checks
- * everything else, so the elements are exactly those of JSON.parse(text). Undefined when `text` is not
- * such an array (or anything looks off): the caller then parses it as before.
+ * Undefined when `text` is not such an array (or anything looks off): the caller then parses it as
+ * before. Each element's end is guessed (see Guesser) or, failing that, found by scanElement; either
+ * way the elements are exactly those of JSON.parse(text).
  */
-function parseArray(text: string): ParsedItem[] | undefined {
-  let i = 0;
-  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== OPEN_ARRAY) return undefined;
+function parseArray(text: string, guess: boolean): ParsedItem[] | undefined {
+  let start = 0;
+  while (start < text.length && isJsonSpace(text.charCodeAt(start))) start++;
+  if (text.charCodeAt(start) !== OPEN_ARRAY) return undefined;
+  start++;
+  const guesser = guess ? Guesser.of(text, start) : undefined;
   const items: ParsedItem[] = [];
-  let start = i + 1;
+  for (;;) {
+    let end: number;
+    const guessed = guesser?.element(start);
+    if (guessed) {
+      items.push(guessed.item);
+      end = guessed.end;
+    } else {
+      const found = scanElement(text, start);
+      if (!found) return undefined;
+      end = found.end;
+      const element = text.slice(start, end);
+      // `[]` has no element; any other empty element (`[1,]`) fails JSON.parse.
+      if (text.charCodeAt(end) === COMMA || items.length > 0 || !blank.test(element)) {
+        try {
+          const value = JSON.parse(element) as unknown;
+          items.push({ ok: true, value, source: { text: element, depth: found.depth } });
+        } catch {
+          return undefined;
+        }
+      }
+    }
+    start = end + 1;
+    if (text.charCodeAt(end) === CLOSE_ARRAY) break;
+  }
+  for (let i = start; i < text.length; i++) if (!isJsonSpace(text.charCodeAt(i))) return undefined;
+  return items;
+}
+
+/**
+ * The exact end of the array element starting at `start`: the index of the top-level comma or of the
+ * `]` closing the array, found by tracking strings and brackets, and how deeply the element nests.
+ * JSON.parse of the element then checks everything else. Undefined if the brackets do not add up.
+ */
+function scanElement(text: string, start: number): { end: number; depth: number } | undefined {
   let depth = 1;
   let deepest = 1;
-  for (i = start; i < text.length; i++) {
+  for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       // Skip the string: its end is the next quote not escaped by an odd run of backslashes.
@@ -144,22 +188,109 @@ function parseArray(text: string): ParsedItem[] | undefined {
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT || (c === COMMA && depth === 1)) {
       if (c !== COMMA && --depth > 0) continue;
       if (depth === 0 && c !== CLOSE_ARRAY) return undefined;
-      const element = text.slice(start, i);
-      // `[]` has no element; any other empty element (`[1,]`) fails JSON.parse.
-      if (c === COMMA || items.length > 0 || !blank.test(element)) {
-        try {
-          const value = JSON.parse(element) as unknown;
-          items.push({ ok: true, value, source: { text: element, depth: deepest - 1 } });
-        } catch {
-          return undefined;
-        }
-      }
-      if (depth === 0) break;
-      start = i + 1;
-      deepest = 1;
+      return { end: i, depth: deepest - 1 };
     }
   }
-  if (depth !== 0) return undefined;
-  for (i++; i < text.length; i++) if (!isJsonSpace(text.charCodeAt(i))) return undefined;
-  return items;
+  return undefined;
+}
+
+/** `indexOf(char, from)` that keeps its last answer, so neighbouring elements do not search a stretch twice. */
+function finder(text: string, char: string): (from: number) => number {
+  let searched = 0;
+  let at = -1;
+  return (from) => {
+    if (from < searched || from > at) {
+      searched = from;
+      at = text.indexOf(char, from);
+      if (at < 0) at = text.length;
+    }
+    return at;
+  };
+}
+
+/** How often the character `next` finds occurs in text[start, end). */
+function occurrences(next: (from: number) => number, start: number, end: number): number {
+  let n = 0;
+  for (let i = next(start); i < end; i = next(i + 1)) n++;
+  return n;
+}
+
+/** Failed guesses (each a thrown SyntaxError, some 10 µs) allowed per body before guessing stops. */
+const MAX_FAILED_GUESSES = 4;
+/** How many `},{` of arrays nested in one element a guess looks past before giving up on the element. */
+const MAX_CUTS = 32;
+
+/**
+ * Guesses where array elements end, which costs much less than scanElement's walk over every character.
+ * The browser SDK writes `[{...},{...}]`, so an element that starts at `start` likely ends before the
+ * next `},{`, or else before the closing `]`. A guess is taken only if JSON.parse accepts the text from
+ * `start` to it, and that is enough: scanElement walks a text that is one JSON value to its end without
+ * stopping (its commas are all inside its brackets) and ends outside any string, at depth 1, so the `,`
+ * of `},{` or the closing `]` that follows is where it ends the element too.
+ *
+ * A failing JSON.parse costs more than parsing the element (it throws), so guesses that cannot parse
+ * are avoided: a `},{` in an array nested in the element (an exception's parsedStack) leaves a `[`
+ * open, so the guess moves on to the next `},{` until the text up to it holds as many `[` as `]`.
+ * Brackets and `},{` in strings can mislead this, so guessing gives up on an element (scanElement finds
+ * its end) after MAX_CUTS, and stops for the rest of the body after a few failed parses, once the
+ * guesses given up span the body's length, or when the rest of the body fails as one element (an array
+ * not written as `},{`, such as `}, {`).
+ */
+class Guesser {
+  private failures = 0;
+  private wasted = 0;
+  private readonly openArrays: (from: number) => number;
+  private readonly closeArrays: (from: number) => number;
+  private readonly openObjects: (from: number) => number;
+
+  private constructor(
+    private readonly text: string,
+    /** Index of the `]` closing the array: the last character that is not whitespace. */
+    private readonly close: number,
+  ) {
+    this.openArrays = finder(text, '[');
+    this.closeArrays = finder(text, ']');
+    this.openObjects = finder(text, '{');
+  }
+
+  /** Undefined when the text cannot be an array whose elements start at `start`. */
+  static of(text: string, start: number): Guesser | undefined {
+    let close = text.length - 1;
+    while (close >= start && isJsonSpace(text.charCodeAt(close))) close--;
+    return close >= start && text.charCodeAt(close) === CLOSE_ARRAY ? new Guesser(text, close) : undefined;
+  }
+
+  /** The element starting at `start` and the index of the `,` or `]` after it, if guessed. */
+  element(start: number): { item: ParsedItem; end: number } | undefined {
+    if (this.failures >= MAX_FAILED_GUESSES || this.wasted > this.text.length) return undefined;
+    let end = start;
+    let cut = start;
+    let opens = 0;
+    let closes = 0;
+    for (let cuts = 0; ; cuts++) {
+      cut = this.text.indexOf('},{', cut);
+      const next = cut < 0 ? this.close : cut + 1;
+      opens += occurrences(this.openArrays, end, next);
+      closes += occurrences(this.closeArrays, end, next);
+      end = next;
+      if (opens === closes) break;
+      if (cut < 0 || cuts === MAX_CUTS) {
+        this.wasted += end - start;
+        return undefined;
+      }
+      cut += 3;
+    }
+    const text = this.text.slice(start, end);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.failures = cut < 0 ? MAX_FAILED_GUESSES : this.failures + 1;
+      this.wasted += end - start;
+      return undefined;
+    }
+    // Every level of nesting opens a bracket of its own, so their count bounds the depth.
+    const depth = opens + occurrences(this.openObjects, start, end);
+    return { item: { ok: true, value, source: { text, depth } }, end };
+  }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { splitItems, splitItemsExactly } from './body.js';
 import { limits, validateEnvelope, validateEnvelopeWithZod, type TelemetryItem } from './contracts.js';
 import {
   BROWSER_IKEY,
@@ -183,6 +184,27 @@ describe('validateEnvelope', () => {
     );
   });
 
+  it('holds envelopes to the same nesting limit with a text of known depth, a bound on it, or none', () => {
+    const nested = (levels: number) => {
+      let value: unknown = 'bottom';
+      for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { value };
+      return value;
+    };
+    // The envelope is the first level; the limit is 32.
+    for (const levels of [20, 30, 31, 32, 40]) {
+      const envelope = { ...browserEnvelope('event'), extra: nested(levels) };
+      const expected = validateEnvelope(envelope, any);
+      expect(expected.ok, String(levels)).toBe(levels < 32);
+      const text = JSON.stringify([envelope, envelope]);
+      for (const split of [splitItems, splitItemsExactly]) {
+        for (const item of split(text, 'application/json')) {
+          if (!item.ok) throw new Error(item.message);
+          expect(validateEnvelope(item.value, any, item.source), String(levels)).toEqual(expected);
+        }
+      }
+    }
+  });
+
   it('refuses unknown instrumentation keys, case-insensitively known ones pass', () => {
     const known = (iKey: string) => iKey.toLowerCase() === BROWSER_IKEY;
     expect(refusal({ ...browserEnvelope('event'), iKey: 'someone-else' }, known)).toBe(
@@ -227,6 +249,7 @@ describe('the fast path of validateEnvelope', () => {
     '00:00:01.5',
     '1.00:00:00',
     '2026-01-02T03:04:05Z',
+    '1969-12-31T23:59:59.999Z',
     0,
     -1,
     1.5,
