@@ -2,10 +2,10 @@
 // SDK's batch shape (JSON arrays of mixed ~1 KB envelopes) over HTTP on 127.0.0.1, with per-batch
 // latency, beside the raw insert rate of the store measured in the same run.
 // Needs the built package (npm run build -w @gatehouse/collector). Bounded in time and count; removes
-// its temp data dir. Knobs: BENCH_SECONDS (8), BENCH_SENDERS (32), BENCH_BATCH (100), BENCH_MAX_ITEMS (2e6),
+// its temp data dir. Knobs: BENCH_SECONDS (15), BENCH_SENDERS (32), BENCH_BATCH (100), BENCH_MAX_ITEMS (2e6),
 // BENCH_INGEST_WORKER (1; 0 validates on the event loop).
 import http from 'node:http';
-import { jsonPoster } from './http-post.mjs';
+import { connect, prepareRequest } from './raw-http.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,7 +14,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { createCollector, openStore, validateEnvelope } from '../packages/collector/dist/index.js';
 import { browserBatch, browserContext } from '../packages/collector/dist/test-support/browser-envelopes.js';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 32);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const MAX_ITEMS = Number(process.env.BENCH_MAX_ITEMS ?? 2_000_000);
@@ -22,39 +22,43 @@ const INGEST_WORKER = process.env.BENCH_INGEST_WORKER !== '0';
 const RAW_ITEMS = 200_000;
 const RAW_GROUP = 1_000;
 
-/** Distinct batch bodies (different sessions, users and pages), prepared before the clock starts. */
+/**
+ * Distinct batch bodies (different sessions, users and pages), prepared and encoded before the clock
+ * starts, as a load generator would: the senders' CPU is part of this 2-core machine's budget.
+ */
 function bodies() {
   return Array.from({ length: 32 }, (_, i) =>
-    JSON.stringify(browserBatch(BATCH, browserContext({ page: `/page/${i % 8}` }))),
+    Buffer.from(JSON.stringify(browserBatch(BATCH, browserContext({ page: `/page/${i % 8}` })))),
   );
 }
 
 // The senders run in a worker thread: its own event loop on the second core, as a browser would be.
 if (!isMainThread) {
   const { url, seconds, senders, maxRequests } = workerData;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: senders });
-  const prepared = bodies();
+  const prepared = bodies().map((body) => prepareRequest(url, body));
   const latencies = [];
   let accepted = 0;
   let failed = 0;
   let started = 0;
   const deadline = performance.now() + seconds * 1000;
-  const post = jsonPoster(url, agent);
   const sender = async (id) => {
+    const connection = await connect(url);
     let n = id;
     while (performance.now() < deadline && started < maxRequests) {
       started++;
       const t = performance.now();
-      const { status, text } = await post(prepared[n++ % prepared.length]);
-      latencies.push(performance.now() - t);
-      if (status === 200) accepted += JSON.parse(text).itemsAccepted;
-      else failed++;
+      const { status, text } = await connection.send(prepared[n++ % prepared.length]);
+      // Latency of the batches stored; a batch refused (503 while the store catches up) is counted apart.
+      if (status === 200) {
+        latencies.push(performance.now() - t);
+        accepted += JSON.parse(text).itemsAccepted;
+      } else failed++;
     }
+    connection.close();
   };
   const t0 = performance.now();
   await Promise.all(Array.from({ length: senders }, (_, i) => sender(i)));
   const elapsed = (performance.now() - t0) / 1000;
-  agent.destroy();
   parentPort.postMessage({ accepted, failed, elapsed, latencies });
 } else {
   const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -80,13 +84,16 @@ if (!isMainThread) {
       worker.once('error', reject);
     });
     const cpu = process.cpuUsage(cpuBefore);
+    // Answers come once items are durable in the journal; count() first loads the rest into DuckDB.
+    const loadStart = performance.now();
     const stored = await collector.store.count();
+    const loadLag = performance.now() - loadStart;
     await collector.close();
     await new Promise((resolve) => server.close(resolve));
     const httpRate = result.accepted / result.elapsed;
     const sorted = result.latencies.sort((a, b) => a - b);
 
-    // 2. The store alone: validated items appended in groups, each group one durable commit.
+    // 2. The store alone: validated items appended in groups (each durable in the journal), then loaded.
     const store = await openStore(path.join(root, 'raw'));
     const sample = browserBatch(700).map((e) => validateEnvelope(e, () => true));
     const items = sample.filter((v) => v.ok).map((v) => v.item);
@@ -95,6 +102,7 @@ if (!isMainThread) {
       const group = Array.from({ length: RAW_GROUP }, (_, i) => items[(done + i) % items.length]);
       await store.append(group);
     }
+    if ((await store.count()) !== RAW_ITEMS) process.exitCode = 1;
     const rawRate = RAW_ITEMS / ((performance.now() - t0) / 1000);
     await store.close();
 
@@ -103,19 +111,24 @@ if (!isMainThread) {
       `collector over HTTP: ${SENDERS} senders, ${BATCH} items (~1 KB each) per batch, ${result.elapsed.toFixed(1)} s, ingest worker ${INGEST_WORKER ? 'on' : 'off'}`,
     );
     console.info(
-      `  items stored durably: ${fmt(result.accepted)} (store counts ${fmt(stored)}), refused batches: ${result.failed}`,
+      `  items stored durably: ${fmt(result.accepted)} (store counts ${fmt(stored)}); batches refused (503, store behind), sent again at once: ${fmt(result.failed)}`,
+    );
+    console.info(
+      `  all of them loaded into DuckDB ${Math.round(loadLag)} ms after the run: ${fmt(result.accepted / (result.elapsed + loadLag / 1000))} items/s loaded`,
     );
     console.info(`  throughput: ${fmt(httpRate)} items/s`);
     console.info(
-      `  latency per batch: p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`,
+      `  latency per stored batch: p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`,
     );
     // CPU of the whole process (senders included) per stored item: steadier than items/s on a shared machine.
     console.info(
       `  CPU per item (all threads, senders included): ${((cpu.user + cpu.system) / Math.max(1, result.accepted)).toFixed(1)} µs`,
     );
-    console.info(`store alone (raw insert, ${RAW_GROUP} items per commit): ${fmt(rawRate)} items/s`);
+    console.info(
+      `store alone (${RAW_GROUP} items per durable append, all loaded into DuckDB): ${fmt(rawRate)} items/s`,
+    );
     console.info(`ratio HTTP / raw: ${(httpRate / rawRate).toFixed(2)}`);
-    console.info(`goal >= 50,000 items/s over HTTP: ${httpRate >= 50_000 ? 'met' : 'NOT met'}`);
+    console.info(`goal >= 50,000 items/s durably over HTTP: ${httpRate >= 50_000 ? 'met' : 'NOT met'}`);
     if (stored !== result.accepted) process.exitCode = 1;
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BreezeResponse, CollectorOptions } from './collector.js';
-import { openStore } from './store.js';
+import { openStore, type WritableStore } from './store.js';
 import {
   BROWSER_IKEY,
   beaconRequest,
@@ -195,6 +195,31 @@ describe('POST /v2/track and /v2.1/track', () => {
     expect(t.logs).toContainEqual(['error', 'store write failed: Error: disk full']);
     t.collector.store.append = append;
     expect((await post(t, batch.body, batch.headers)).status).toBe(200);
+  });
+
+  it('answers 503 with Retry-After, without reading the batch, while the store is behind', async () => {
+    const t = await start();
+    const store = t.collector.store as WritableStore;
+    const pending = store.pending.bind(store);
+    store.pending = () => 10_000_000;
+    const batch = browserRequest(browserBatch(3));
+    for (let i = 0; i < 3; i++) {
+      const answer = await post(t, batch.body, batch.headers);
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('10');
+      expect(answer.body).toEqual({
+        itemsReceived: 0,
+        itemsAccepted: 0,
+        errors: [{ index: 0, statusCode: 503, message: 'Store is busy; retry later.' }],
+      });
+    }
+    // Said once, not for every request turned away.
+    expect(t.logs.filter(([, m]) => m.startsWith('store is behind'))).toEqual([
+      ['warn', 'store is behind (10000000 items waiting); answered 503 to 1 request'],
+    ]);
+    store.pending = pending;
+    expect((await post(t, batch.body, batch.headers)).status).toBe(200);
+    expect(await store.count()).toBe(3);
   });
 
   it('calls next() for other paths and methods, like Express middleware', async () => {

@@ -175,7 +175,36 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     return undefined;
   }
 
+  /** Whether the journal or the loads behind it are too far behind to take `count` more items. */
+  const behind = (count: number) =>
+    !commits.hasRoom(count) || store.pending() + commits.queued + count > MAX_PENDING_ITEMS;
+  const busy = (headers: Record<string, string>) => ({
+    ...headers,
+    'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
+  });
+  /** Says the store is behind at most every 10 s (with how many requests were turned away), not per request. */
+  let shed = 0;
+  let lastShedLog = 0;
+  function logBehind(): void {
+    shed++;
+    if (Date.now() - lastShedLog < 10_000) return;
+    log(
+      'warn',
+      `store is behind (${commits.queued + store.pending()} items waiting); answered 503 to ${shed} ${shed === 1 ? 'request' : 'requests'}`,
+    );
+    shed = 0;
+    lastShedLog = Date.now();
+  }
+
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
+    if (behind(0)) {
+      // Shed load before reading and validating what would be refused anyway: the SDKs resend the
+      // whole batch after a 503.
+      logBehind();
+      req.resume();
+      send(res, 503, bodyRefused(503, 'Store is busy; retry later.'), busy(headers));
+      return;
+    }
     let body: Buffer;
     try {
       body = await readBody(req, maxBodyBytes);
@@ -200,10 +229,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     const accepted = result.accepted.count;
 
     if (closing) {
-      send(res, 503, retryLater(received, errors, 503, 'Collector is shutting down.'), {
-        ...headers,
-        'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
-      });
+      send(res, 503, retryLater(received, errors, 503, 'Collector is shutting down.'), busy(headers));
       return;
     }
     const wait = accepted > 0 ? (rateLimit?.take(accepted) ?? 0) : 0;
@@ -216,22 +242,21 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     }
 
     if (accepted > 0) {
-      if (!commits.hasRoom(accepted) || store.pending() + accepted > MAX_PENDING_ITEMS) {
-        log('warn', `store is behind (${commits.queued + store.pending()} items waiting); answering 503`);
-        send(res, 503, retryLater(received, errors, 503, 'Store is busy; retry later.'), {
-          ...headers,
-          'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
-        });
+      if (behind(accepted)) {
+        logBehind();
+        send(res, 503, retryLater(received, errors, 503, 'Store is busy; retry later.'), busy(headers));
         return;
       }
       try {
         await commits.add(result.accepted, accepted);
       } catch (error) {
         log('error', `store write failed: ${String(error)}`);
-        send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), {
-          ...headers,
-          'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
-        });
+        send(
+          res,
+          503,
+          retryLater(received, errors, 503, 'Store is unavailable; retry later.'),
+          busy(headers),
+        );
         return;
       }
     }

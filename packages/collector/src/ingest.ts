@@ -40,7 +40,7 @@ export function createIngest(options: IngestOptions): Ingest {
         if (result.ok) accepted.push(result.item);
         else errors.push({ index, statusCode: 400, message: result.message });
       });
-      return { ok: true, received: items.length, accepted: packItems(accepted), errors };
+      return { ok: true, received: items.length, accepted: packItems(accepted, true), errors };
     } catch (error) {
       if (error instanceof BodyError)
         return { ok: false, statusCode: error.statusCode, message: error.message };

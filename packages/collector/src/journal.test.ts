@@ -1,7 +1,7 @@
 import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { Journal, RecordKind, type JournalRecord } from './journal.js';
+import { Journal, wholeAppends } from './journal.js';
 import { tempDataDir } from './test-support/server.js';
 
 const dirs: string[] = [];
@@ -9,78 +9,90 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-const record = (text: string, kind: RecordKind = RecordKind.Rows): JournalRecord => ({
-  kind,
-  payload: new TextEncoder().encode(text),
-});
-const texts = (records: JournalRecord[]) =>
-  records.map((r) => `${r.kind}:${Buffer.from(r.payload).toString()}`);
-
 function journalDir(): string {
   const dir = tempDataDir();
   dirs.push(dir);
   return path.join(dir, 'journal');
 }
+const quiet = () => undefined;
+const start = { segment: 0, offset: 0 };
+const segment = (dir: string, id: number) => path.join(dir, `segment-${String(id).padStart(12, '0')}.log`);
 
-it('gives back what was appended, by segment, once rotate has ended one', async () => {
+it('writes each append as its rows and a trailer, and starts a segment once one is full', async () => {
   const dir = journalDir();
-  const { journal } = await Journal.open(dir, 0, () => undefined);
+  const journal = await Journal.open(dir, start, quiet, 20);
   let durable = 0;
-  await journal.append([record('a'), record('b', RecordKind.Items)], () => durable++);
+  await journal.append(['a\u001fb\u001e', 'c\u001e'], () => durable++);
   expect(durable).toBe(1);
-  expect(await journal.rotate()).toBe(1);
-  await journal.append([record('c')]);
+  await journal.append(['é\u001e']); // Now past 20 bytes: the next append starts segment 2.
+  await journal.append(['d\u001e']);
+  expect(journal.segments()).toEqual([
+    { id: 1, size: 33, open: false },
+    { id: 2, size: 14, open: true },
+  ]);
   await journal.close();
 
-  const reopened = await Journal.open(dir, 0, () => undefined);
-  expect(reopened.segments.map((s) => [s.id, texts(s.records)])).toEqual([
-    [1, ['1:a', '2:b']],
-    [2, ['1:c']],
+  // Byte lengths (é is two bytes in UTF-8) and CRC-32s of each append's rows.
+  expect(readFileSync(segment(dir, 1), 'utf8')).toBe(
+    'a\u001fb\u001ec\u001e\u001d6:a392c9fa\u001eé\u001e\u001d3:e962cbc8\u001e',
+  );
+  const reopened = await Journal.open(dir, { segment: 1, offset: 10 }, quiet);
+  expect(reopened.segments()).toEqual([
+    { id: 1, size: 33, open: false },
+    { id: 2, size: 14, open: false },
   ]);
   // New appends go after the last segment, never into one already there.
-  await reopened.journal.append([record('d')]);
-  expect(await reopened.journal.rotate()).toBe(3);
-  await reopened.journal.drop(2);
+  await reopened.append(['e\u001e']);
+  expect(reopened.segments().map((s) => s.id)).toEqual([1, 2, 3]);
+  // The open segment stays, whatever has been loaded.
+  await reopened.drop(4);
   expect(readdirSync(dir)).toEqual(['segment-000000000003.log']);
-  await reopened.journal.close();
+  await reopened.close();
 });
 
-it('deletes segments already loaded, and stops a segment at an unfinished write', async () => {
+it('deletes segments already loaded, and cuts a segment after its last whole append', async () => {
   const dir = journalDir();
-  const { journal } = await Journal.open(dir, 0, () => undefined);
-  await journal.append([record('loaded')]);
-  await journal.rotate();
-  await journal.append([record('kept'), record('also kept')]);
+  const journal = await Journal.open(dir, start, quiet, 1);
+  await journal.append(['loaded\u001e']);
+  await journal.append(['kept\u001e']);
   await journal.close();
-  const second = path.join(dir, 'segment-000000000002.log');
-  const whole = statSync(second).size;
-  // A crash in the middle of a write: a header promising more than is there.
-  appendFileSync(second, Buffer.from([0x47, 0x48, 0x4a, 0x31, 1, 0, 0, 0, 200, 0, 0, 0, 1, 2, 3, 4, 5]));
+  const whole = statSync(segment(dir, 2)).size;
+  // A crash in the middle of a write: rows without their trailer.
+  appendFileSync(segment(dir, 2), 'half a r');
 
   const warnings: string[] = [];
-  const reopened = await Journal.open(dir, 1, (m) => warnings.push(m));
-  expect(reopened.segments.map((s) => [s.id, texts(s.records)])).toEqual([[2, ['1:kept', '1:also kept']]]);
+  const reopened = await Journal.open(dir, { segment: 2, offset: 0 }, (m) => warnings.push(m));
+  expect(reopened.segments()).toEqual([{ id: 2, size: whole, open: false }]);
   expect(readdirSync(dir)).toEqual(['segment-000000000002.log']);
-  expect(statSync(second).size).toBe(whole);
+  expect(statSync(segment(dir, 2)).size).toBe(whole);
   expect(warnings).toEqual([
-    'journal: segment-000000000002.log ends in 17 bytes of an unfinished write; dropped',
+    'journal: segment-000000000002.log ends in 8 bytes of an unfinished write; dropped',
   ]);
-  await reopened.journal.close();
+  await reopened.close();
 });
 
-it('stops at a record whose checksum does not match', async () => {
+it('stops at an append whose length or checksum does not hold', async () => {
   const dir = journalDir();
-  const { journal } = await Journal.open(dir, 0, () => undefined);
-  await journal.append([record('first'), record('second')]);
+  const journal = await Journal.open(dir, start, quiet);
+  await journal.append(['first\u001e']);
+  await journal.append(['second\u001e']);
   await journal.close();
-  const file = path.join(dir, 'segment-000000000001.log');
-  // Flip the last byte: the second record's payload.
-  const bytes = readFileSync(file);
-  bytes[bytes.length - 1] ^= 0xff;
-  writeFileSync(file, bytes);
+  const bytes = readFileSync(segment(dir, 1));
+  const first = bytes.indexOf('second');
+  expect(wholeAppends(bytes)).toBe(bytes.length);
+
+  const flipped = Buffer.from(bytes);
+  flipped[first] = 'S'.charCodeAt(0);
+  expect(wholeAppends(flipped)).toBe(first);
+  const shorter = Buffer.concat([bytes.subarray(0, first), Buffer.from('secon\u001e\u001d7:0\u001e')]);
+  expect(wholeAppends(shorter)).toBe(first);
+  expect(wholeAppends(Buffer.from('rows without a trailer\u001e'))).toBe(0);
+
+  writeFileSync(segment(dir, 1), flipped);
   const warnings: string[] = [];
-  const reopened = await Journal.open(dir, 0, (m) => warnings.push(m));
-  expect(reopened.segments.map((s) => texts(s.records))).toEqual([['1:first']]);
+  const reopened = await Journal.open(dir, start, (m) => warnings.push(m));
+  expect(readFileSync(segment(dir, 1))).toEqual(bytes.subarray(0, first));
+  expect(reopened.segments()).toEqual([{ id: 1, size: first, open: false }]);
   expect(warnings).toHaveLength(1);
-  await reopened.journal.close();
+  await reopened.close();
 });

@@ -2,156 +2,150 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { GS, RS } from './packed.js';
 
 /**
- * The collector's own write-ahead journal: what makes an answer durable. Accepted items are appended
- * to a segment file and fdatasync'ed before the request is answered; the store loads them into DuckDB
- * later, in large transactions (see store.ts and docs/decisions/0004-collector-store.md), and drops a
- * segment once DuckDB has committed everything in it.
+ * The collector's own write-ahead journal: what makes an answer durable. Accepted items, packed into
+ * rows (packed.ts), are appended to a segment file and fdatasync'ed before the request is answered; the
+ * store loads them into DuckDB later, in large transactions (store.ts), keeps the position it has
+ * loaded up to in DuckDB itself, and deletes segments it has loaded whole. A segment ends once it has
+ * grown past SEGMENT_BYTES.
  *
- * A segment is a run of records: a 16-byte header (magic, kind, payload length, CRC-32 of the payload)
- * and the payload. A crash can leave the last write incomplete; that write was never answered, and
- * reading stops at the first record whose header or checksum does not hold.
+ * A segment is UTF-8 text: each append's rows (each ending with RS), then a trailer row, GS followed by
+ * the byte length and CRC-32 of those rows, ending with RS. Packed rows never hold GS, so DuckDB skips
+ * the trailers by their first character. A crash can leave the last append incomplete; it was never
+ * answered, and opening the journal cuts each segment after its last append whose trailer holds.
  */
-export interface JournalRecord {
-  kind: RecordKind;
-  payload: Uint8Array;
-}
-
-export const RecordKind = {
-  /** Packed rows (packed.ts), UTF-8. */
-  Rows: 1,
-  /** A JSON array of items that could not be packed. */
-  Items: 2,
-} as const;
-export type RecordKind = (typeof RecordKind)[keyof typeof RecordKind];
-
-export interface Segment {
-  id: number;
-  records: JournalRecord[];
-}
-
-const MAGIC = 0x47484a31; // "GHJ1"
-const HEADER_BYTES = 16;
 const FILE = /^segment-(\d{12})\.log$/;
-const fileName = (id: number) => `segment-${String(id).padStart(12, '0')}.log`;
+const segmentName = (id: number) => `segment-${String(id).padStart(12, '0')}.log`;
+const TRAILER = /^(\d+):([0-9a-f]{1,8})$/;
+const GS_BYTE = GS.charCodeAt(0);
+const KEPT_BUFFER = 4 * 1024 * 1024;
+const SEGMENT_BYTES = 64 * 1024 * 1024;
+const MAX_KEPT_BUFFER = 16 * 1024 * 1024;
+const RS_BYTE = RS.charCodeAt(0);
 
-function header(record: JournalRecord): Buffer {
-  const h = Buffer.alloc(HEADER_BYTES);
-  h.writeUInt32BE(MAGIC, 0);
-  h.writeUInt8(record.kind, 4);
-  h.writeUInt32LE(record.payload.byteLength, 8);
-  h.writeUInt32LE(crc32(record.payload), 12);
-  return h;
+/** How many bytes at the start of `bytes` are whole appends (trailer and checksum verified). */
+export function wholeAppends(bytes: Buffer): number {
+  let start = 0;
+  for (;;) {
+    const trailer = bytes.indexOf(GS_BYTE, start);
+    if (trailer < 0) return start;
+    const end = bytes.indexOf(RS_BYTE, trailer);
+    if (end < 0) return start;
+    const fields = TRAILER.exec(bytes.toString('latin1', trailer + 1, end));
+    const rows = bytes.subarray(start, trailer);
+    if (!fields || Number(fields[1]) !== rows.length || parseInt(fields[2] ?? '', 16) !== crc32(rows)) {
+      return start;
+    }
+    start = end + 1;
+  }
 }
 
-/** The whole records at the start of `bytes`, and where they end. */
-export function readRecords(bytes: Buffer): { records: JournalRecord[]; end: number } {
-  const records: JournalRecord[] = [];
-  let at = 0;
-  while (at + HEADER_BYTES <= bytes.length) {
-    const kind = bytes.readUInt8(at + 4);
-    const length = bytes.readUInt32LE(at + 8);
-    const start = at + HEADER_BYTES;
-    if (bytes.readUInt32BE(at) !== MAGIC || (kind !== RecordKind.Rows && kind !== RecordKind.Items)) break;
-    if (start + length > bytes.length) break;
-    const payload = bytes.subarray(start, start + length);
-    if (crc32(payload) !== bytes.readUInt32LE(at + 12)) break;
-    records.push({ kind, payload });
-    at = start + length;
-  }
-  return { records, end: at };
+/** Where the store has loaded the journal up to: every row before byte `offset` of segment `segment`. */
+export interface JournalPosition {
+  segment: number;
+  offset: number;
 }
 
 export class Journal {
-  private current: { id: number; file: FileHandle } | undefined;
+  private current: { id: number; file: FileHandle; size: number } | undefined;
   private nextId: number;
-  /** Appends and rotations, one at a time, in call order. */
+  /** Bytes of whole appends in each segment there is, by id: all a reader may read. */
+  private readonly sizes: Map<number, number>;
+  /** Appends, one at a time, in call order. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** Reused for every append (appends never overlap), so writing allocates nothing per request. */
+  private buffer = Buffer.allocUnsafeSlow(KEPT_BUFFER);
 
   private constructor(
     private readonly dir: string,
-    lastId: number,
+    sizes: Map<number, number>,
+    after: number,
+    private readonly segmentBytes: number,
   ) {
-    this.nextId = lastId + 1;
+    this.sizes = sizes;
+    this.nextId = Math.max(after, ...sizes.keys()) + 1;
   }
 
   /**
-   * Opens the journal in `dir`: deletes segments up to `loadedThrough` (already in the store) and
-   * returns the others' records, oldest first, truncating any segment after its last whole record.
+   * Opens the journal in `dir`: deletes the segments before `loaded.segment` (in the store already),
+   * and cuts any other after its last whole append (a crash can leave half of one).
    */
   static async open(
     dir: string,
-    loadedThrough: number,
+    loaded: JournalPosition,
     warn: (message: string) => void,
-  ): Promise<{ journal: Journal; segments: Segment[] }> {
+    segmentBytes = SEGMENT_BYTES,
+  ): Promise<Journal> {
     mkdirSync(dir, { recursive: true });
-    const ids = readdirSync(dir)
-      .map((name) => FILE.exec(name)?.[1])
-      .filter((id) => id !== undefined)
-      .map(Number)
-      .sort((a, b) => a - b);
-    const segments: Segment[] = [];
-    for (const id of ids) {
-      const file = path.join(dir, fileName(id));
-      if (id <= loadedThrough) {
+    const sizes = new Map<number, number>();
+    for (const name of readdirSync(dir).sort()) {
+      const id = Number(FILE.exec(name)?.[1] ?? NaN);
+      if (Number.isNaN(id)) continue;
+      const file = path.join(dir, name);
+      if (id < loaded.segment) {
         await rm(file, { force: true });
         continue;
       }
       const bytes = await readFile(file);
-      const { records, end } = readRecords(bytes);
-      if (end < bytes.length) {
-        warn(`journal: ${fileName(id)} ends in ${bytes.length - end} bytes of an unfinished write; dropped`);
-        await truncate(file, end);
+      const whole = wholeAppends(bytes);
+      if (whole < bytes.length) {
+        warn(`journal: ${name} ends in ${bytes.length - whole} bytes of an unfinished write; dropped`);
+        await truncate(file, whole);
       }
-      segments.push({ id, records });
+      sizes.set(id, whole);
     }
-    return { journal: new Journal(dir, Math.max(loadedThrough, ...ids)), segments };
+    return new Journal(dir, sizes, loaded.segment, segmentBytes);
+  }
+
+  /** The file of segment `id`. */
+  file(id: number): string {
+    return path.join(this.dir, segmentName(id));
+  }
+
+  /** The segments there are, oldest first: the bytes of whole appends in each, and whether it is the one appended to. */
+  segments(): { id: number; size: number; open: boolean }[] {
+    return [...this.sizes]
+      .map(([id, size]) => ({ id, size, open: id === this.current?.id }))
+      .sort((a, b) => a.id - b.id);
   }
 
   /**
-   * Appends the records in one write and resolves once they are on disk (fdatasync). `durable` runs
-   * then, before any later append or rotation begins.
+   * Appends packed rows (each string a run of rows, as packItems makes them) in one write, and resolves
+   * once they are on disk (fdatasync). `durable` runs then, before any later append begins.
    */
-  append(records: readonly JournalRecord[], durable?: () => void): Promise<void> {
-    const buffers = records.flatMap((r) => [header(r), r.payload]);
+  append(chunks: readonly string[], durable?: () => void): Promise<void> {
     return this.serially(async () => {
-      const file = await this.file();
+      const length = this.encode(chunks);
+      const segment = await this.segment();
       try {
-        const total = buffers.reduce((sum, b) => sum + b.byteLength, 0);
-        let { bytesWritten } = await file.writev(buffers);
-        // A short write (rare for files) goes on from where it stopped.
-        if (bytesWritten < total) {
-          const all = Buffer.concat(buffers);
-          while (bytesWritten < total) bytesWritten += (await file.write(all, bytesWritten)).bytesWritten;
+        let written = 0;
+        while (written < length) {
+          written += (await segment.file.write(this.buffer, written, length - written)).bytesWritten;
         }
-        await file.datasync();
-        durable?.();
+        await segment.file.datasync();
       } catch (error) {
-        // Whatever part of the write reached the file ends this segment (reading stops there); the
-        // next append starts a new one, so nothing written later is hidden behind it.
+        // Whatever part of the write reached the file lies past the segment's whole appends, where no
+        // reader looks (and opening cuts it off); the next append starts a new segment.
         await this.endSegment();
         throw error;
       }
+      segment.size += length;
+      this.sizes.set(segment.id, segment.size);
+      if (segment.size >= this.segmentBytes) await this.endSegment();
+      // A burst may have grown the buffer; keep only an ordinary one.
+      if (this.buffer.length > MAX_KEPT_BUFFER) this.buffer = Buffer.allocUnsafeSlow(KEPT_BUFFER);
+      durable?.();
     });
   }
 
-  /**
-   * Ends the current segment once the appends before this call are done: later appends go to a new
-   * one. Resolves to the id of the last segment holding anything appended so far (0 if none).
-   */
-  rotate(): Promise<number> {
-    return this.serially(async () => {
-      await this.endSegment();
-      return this.nextId - 1;
-    });
-  }
-
-  /** Deletes the segments up to `id`, once the store has committed their items. */
-  async drop(through: number): Promise<void> {
-    for (const name of readdirSync(this.dir)) {
-      const id = FILE.exec(name)?.[1];
-      if (id !== undefined && Number(id) <= through) await rm(path.join(this.dir, name), { force: true });
+  /** Deletes the segments before `segment`, once the store has loaded them whole. */
+  async drop(segment: number): Promise<void> {
+    for (const id of [...this.sizes.keys()]) {
+      if (id >= segment || id === this.current?.id) continue;
+      this.sizes.delete(id);
+      await rm(this.file(id), { force: true });
     }
   }
 
@@ -159,10 +153,18 @@ export class Journal {
     return this.serially(() => this.endSegment());
   }
 
-  private async endSegment(): Promise<void> {
-    const current = this.current;
-    this.current = undefined;
-    await current?.file.close().catch(() => undefined);
+  /** Writes the chunks and their trailer into `buffer`; returns the length. */
+  private encode(chunks: readonly string[]): number {
+    const size = chunks.reduce((n, c) => n + Buffer.byteLength(c), 32);
+    if (size > this.buffer.length) this.buffer = Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (const chunk of chunks) at += this.buffer.write(chunk, at);
+    at += this.buffer.write(
+      `${GS}${at}:${crc32(this.buffer.subarray(0, at)).toString(16)}${RS}`,
+      at,
+      'latin1',
+    );
+    return at;
   }
 
   private serially<T>(step: () => Promise<T>): Promise<T> {
@@ -171,18 +173,25 @@ export class Journal {
     return result;
   }
 
+  private async endSegment(): Promise<void> {
+    const current = this.current;
+    this.current = undefined;
+    await current?.file.close().catch(() => undefined);
+  }
+
   /** The open segment, creating it (and making its directory entry durable) when there is none. */
-  private async file(): Promise<FileHandle> {
-    if (this.current) return this.current.file;
+  private async segment(): Promise<{ id: number; file: FileHandle; size: number }> {
+    if (this.current) return this.current;
     const id = this.nextId++;
-    const file = await open(path.join(this.dir, fileName(id)), 'a');
+    const file = await open(this.file(id), 'a');
     const dir = await open(this.dir, 'r');
     try {
       await dir.sync();
     } finally {
       await dir.close();
     }
-    this.current = { id, file };
-    return file;
+    this.current = { id, file, size: 0 };
+    this.sizes.set(id, 0);
+    return this.current;
   }
 }

@@ -1,16 +1,15 @@
 import { mkdirSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
-import { deserialize, serialize } from 'node:v8';
 import {
   DuckDBInstance,
   DuckDBTimestampValue,
-  type DuckDBAppender,
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { TelemetryItem, TelemetryType } from './contracts.js';
-import { Journal, RecordKind, type JournalRecord } from './journal.js';
-import { mergePacked, packItems, unpackRows, type PackedItems } from './packed.js';
+import { Journal, type JournalPosition } from './journal.js';
+import { FS, GS, packItems, RS, unescapeSql, type PackedItems } from './packed.js';
 
 export type { PackedItems } from './packed.js';
 
@@ -78,8 +77,11 @@ export function storeFile(dataDir: string): string {
  * about 12 µs of CPU an item instead of 19). Loads under load wait for this many items.
  */
 export const ROW_GROUP_ROWS = 122_880;
-/** Packed rows bound per INSERT of a load. */
-const LOAD_RUN_BYTES = 16 * 1024 * 1024;
+/** Journal rows bound per INSERT of a load. */
+const LOAD_RUN_BYTES = 8 * 1024 * 1024;
+const RS_BYTE = RS.charCodeAt(0);
+const GS_BYTE = GS.charCodeAt(0);
+const FS_BYTE = FS.charCodeAt(0);
 /** How often the store looks whether journaled items are due to be loaded. */
 const LOAD_TICK_MS = 50;
 
@@ -104,58 +106,53 @@ const schema = `CREATE TABLE IF NOT EXISTS items (
   message VARCHAR,                  -- trace message; first exception message
   problem_id VARCHAR,
   top_frame VARCHAR,                -- first exception's top stack frame
-  envelope JSON NOT NULL            -- the envelope as received
+  envelope VARCHAR NOT NULL         -- the envelope (JSON) as received
 )`;
 
-const orNull = (k: number) => `nullif(f[${k}], chr(0))`;
-const insertPacked = `INSERT INTO items SELECT epoch_ms(f[1]::BIGINT), f[2], f[3], ${orNull(4)}, ${orNull(5)},
-  ${orNull(6)}, ${orNull(7)}, ${orNull(8)}, ${orNull(9)}, ${orNull(10)}::DOUBLE, ${orNull(11)}::BOOLEAN,
-  ${orNull(12)}, ${orNull(13)}, ${orNull(14)}, ${orNull(15)}, ${orNull(16)}, f[17]
-  FROM (SELECT string_split(r, chr(31)) AS f FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r))`;
-
-/** Which journal segments are in `items` already: loads update it in their own transaction. */
-const journalSchema = `CREATE TABLE IF NOT EXISTS journal_state (loaded_through BIGINT NOT NULL);
-  INSERT INTO journal_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM journal_state)`;
-
-/** Packed items as journal records: rows as they are, odd items in V8's serialisation (exact numbers). */
-export const toRecord = (segment: PackedItems['segments'][number]): JournalRecord =>
-  segment instanceof Uint8Array
-    ? { kind: RecordKind.Rows, payload: segment }
-    : { kind: RecordKind.Items, payload: serialize(segment) };
-
-function fromRecord(record: JournalRecord): PackedItems {
-  if (record.kind === RecordKind.Rows) {
-    let count = 1;
-    for (const byte of record.payload) if (byte === 0x1e) count++;
-    return { count, segments: [record.payload] };
-  }
-  const items = deserialize(record.payload) as TelemetryItem[];
-  return { count: items.length, segments: [items] };
+/**
+ * Inserts a run of whole journal rows (a BLOB of UTF-8), skipping the trailers. A run is all plain rows
+ * or all escaped ones (which begin with FS); in those, escapes are undone. Plain runs are nearly all,
+ * and their SQL has no such work (undoing it in every row, under a CASE, cost 15 % of a load).
+ */
+function insertRows(escaped: boolean): string {
+  const text = (k: number) =>
+    escaped
+      ? `CASE WHEN f[${k}] = chr(0) THEN NULL ELSE ${unescapeSql(`f[${k}]`)} END`
+      : `nullif(f[${k}], chr(0))`;
+  return `INSERT INTO items SELECT epoch_ms(f[1]::BIGINT), ${text(2)}, ${text(3)}, ${text(4)}, ${text(5)},
+    ${text(6)}, ${text(7)}, ${text(8)}, ${text(9)}, nullif(f[10], chr(0))::DOUBLE, nullif(f[11], chr(0))::BOOLEAN,
+    ${text(12)}, ${text(13)}, ${text(14)}, ${text(15)}, ${text(16)}, ${text(17)}
+    FROM (
+      SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
+      FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)
+      WHERE r <> '' AND ascii(r) <> 29
+    )`;
 }
 
-const varchar = (a: DuckDBAppender, v: string | null) => (v === null ? a.appendNull() : a.appendVarchar(v));
-const double = (a: DuckDBAppender, v: number | null) => (v === null ? a.appendNull() : a.appendDouble(v));
+/** How far the journal is in `items` already: each load moves it in its own transaction. */
+const journalSchema = `CREATE TABLE IF NOT EXISTS journal_position (segment BIGINT NOT NULL, byte_offset BIGINT NOT NULL);
+  INSERT INTO journal_position SELECT 0, 0 WHERE NOT EXISTS (SELECT 1 FROM journal_position)`;
 
-function appendRow(a: DuckDBAppender, i: TelemetryItem): void {
-  a.appendTimestamp(new DuckDBTimestampValue(BigInt(Math.round(i.time)) * 1000n));
-  a.appendVarchar(i.type);
-  a.appendVarchar(i.iKey);
-  varchar(a, i.name);
-  varchar(a, i.url);
-  varchar(a, i.sessionId);
-  varchar(a, i.userId);
-  varchar(a, i.authUserId);
-  varchar(a, i.operationId);
-  double(a, i.durationMs);
-  if (i.success === null) a.appendNull();
-  else a.appendBoolean(i.success);
-  varchar(a, i.resultCode);
-  varchar(a, i.target);
-  varchar(a, i.message);
-  varchar(a, i.problemId);
-  varchar(a, i.topFrame);
-  a.appendVarchar(i.envelope);
-  a.endRow();
+/**
+ * The run of whole rows at the start of `bytes`: at most `max` item rows (trailers, after GS, are not
+ * items), all plain or all escaped (after FS), and where it ends.
+ */
+function wholeRows(bytes: Buffer, max: number): { end: number; items: number; escaped: boolean } {
+  let end = 0;
+  let items = 0;
+  let escaped: boolean | undefined;
+  while (items < max) {
+    const next = bytes.indexOf(RS_BYTE, end);
+    if (next < 0) break;
+    const first = bytes[end];
+    if (first !== GS_BYTE) {
+      if (escaped === undefined) escaped = first === FS_BYTE;
+      else if (escaped !== (first === FS_BYTE)) break;
+      items++;
+    }
+    end = next + 1;
+  }
+  return { end, items, escaped: escaped ?? false };
 }
 
 const micros = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
@@ -218,10 +215,15 @@ export async function openWritableStore(
   const writer = await instance.connect();
   await writer.run(schema);
   await writer.run(journalSchema);
-  const loadedThrough = Number(
-    (await writer.runAndReadAll('SELECT loaded_through FROM journal_state')).getRows()[0]?.[0] ?? 0,
-  );
-  const insert = await writer.prepare(insertPacked);
+  const [segment, offset] = (
+    await writer.runAndReadAll('SELECT segment, byte_offset FROM journal_position')
+  ).getRows()[0] ?? [0, 0];
+  /** Where the journal is loaded up to (kept in DuckDB, and moved in each load's own transaction). */
+  let loaded: JournalPosition = { segment: Number(segment), offset: Number(offset) };
+  const inserts = {
+    plain: await writer.prepare(insertRows(false)),
+    escaped: await writer.prepare(insertRows(true)),
+  };
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
   // prune's deletes in DuckDB's optimistic concurrency.
   let writerBusy: Promise<unknown> = Promise.resolve();
@@ -256,89 +258,80 @@ export async function openWritableStore(
     }
   }
 
-  /** Where a write failed: in its statements (nothing committed) or in its COMMIT. */
-  class BeforeCommit extends Error {}
-
   /**
-   * One transaction: the items, and the journal position they bring the store to. `bulk` inserts each
-   * run of packed rows with one INSERT; otherwise everything goes through the appender.
+   * Inserts the journal's rows from `from` on, at most `limit` items, in runs of up to LOAD_RUN_BYTES
+   * (DuckDB splits ten values of 8 MB far faster than one of 80) read into one reused buffer and cut
+   * after a row; resolves to the position reached and the items inserted.
    */
-  async function write(packed: PackedItems, through: number, bulk: boolean): Promise<void> {
-    await writer.run('BEGIN TRANSACTION');
-    try {
-      for (const segment of packed.segments) {
-        if (segment instanceof Uint8Array && bulk) {
-          insert.bindBlob(1, segment);
-          try {
-            await insert.run();
-          } finally {
-            insert.clearBindings();
+  const run = Buffer.allocUnsafeSlow(LOAD_RUN_BYTES);
+  async function insertFrom(from: JournalPosition, limit: number) {
+    const position = { ...from };
+    let rows = 0;
+    for (const { id, size, open: appending } of journal.segments()) {
+      if (id < position.segment || rows >= limit) continue;
+      if (id > position.segment) Object.assign(position, { segment: id, offset: 0 });
+      const handle = await open(journal.file(id), 'r');
+      try {
+        while (position.offset < size && rows < limit) {
+          const want = Math.min(run.length, size - position.offset);
+          const { bytesRead } = await handle.read(run, 0, want, position.offset);
+          if (bytesRead < want) throw new Error(`${journal.file(id)} is shorter than its appends`);
+          const { end, items, escaped } = wholeRows(run.subarray(0, bytesRead), limit - rows);
+          if (end === 0) throw new Error(`${journal.file(id)} holds a row longer than ${run.length} bytes`);
+          if (items > 0) {
+            const insert = escaped ? inserts.escaped : inserts.plain;
+            insert.bindBlob(1, run.subarray(0, end));
+            try {
+              rows += Number((await insert.run()).rowsChanged);
+            } finally {
+              insert.clearBindings();
+            }
           }
-          continue;
+          position.offset += end;
         }
-        const items = segment instanceof Uint8Array ? unpackRows(segment) : segment;
-        const appender = await writer.createAppender('items');
-        try {
-          for (const item of items) appendRow(appender, item);
-        } finally {
-          // Closing flushes the rows into the open transaction; COMMIT then makes them durable.
-          appender.closeSync();
-        }
+      } finally {
+        await handle.close();
       }
-      await writer.run('UPDATE journal_state SET loaded_through = $1', [through]);
-    } catch (error) {
-      await writer.run('ROLLBACK').catch(() => undefined);
-      throw new BeforeCommit(String(error), { cause: error });
+      // A segment read to its end that takes no more appends is done: the next load may delete it.
+      if (position.offset === size && !appending) Object.assign(position, { segment: id + 1, offset: 0 });
     }
-    try {
-      await writer.run('COMMIT');
-    } catch (error) {
-      await writer.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-    lastWrite = Date.now();
+    return { position, rows };
   }
 
-  /** Loads items into DuckDB in one transaction, recording that the journal is loaded up to `through`. */
-  async function load(packed: PackedItems, through: number): Promise<void> {
-    const runs = mergePacked([packed], LOAD_RUN_BYTES);
-    await withWriter(async () => {
+  /**
+   * Loads up to `limit` journaled items into DuckDB in one transaction, which also moves the journal
+   * position, so no item is loaded twice; resolves to how many.
+   */
+  function load(limit: number): Promise<number> {
+    return withWriter(async () => {
+      await writer.run('BEGIN TRANSACTION');
+      let reached: { position: JournalPosition; rows: number };
       try {
-        await write(runs, through, true);
+        reached = await insertFrom(loaded, limit);
+        await writer.run('UPDATE journal_position SET segment = $1, byte_offset = $2', [
+          reached.position.segment,
+          reached.position.offset,
+        ]);
+        await writer.run('COMMIT');
       } catch (error) {
-        if (!(error instanceof BeforeCommit)) throw error;
-        // DuckDB's JSON check is stricter than JSON.parse in places (lone surrogates are kept out of
-        // the packed rows already): rather than hold up everyone's items, the load goes again through
-        // the appender, which stores the text as it is. Nothing of the first try was committed.
-        if (!runs.segments.some((segment) => segment instanceof Uint8Array)) throw error.cause;
-        await write(runs, through, false).catch((retryError: unknown) => {
-          throw retryError instanceof BeforeCommit ? retryError.cause : retryError;
-        });
+        await writer.run('ROLLBACK').catch(() => undefined);
+        throw error;
       }
+      loaded = reached.position;
+      lastWrite = Date.now();
+      await journal.drop(loaded.segment).catch((error: unknown) => {
+        warn(`journal: could not delete loaded segments (${String(error)}); deleted at next start`);
+      });
+      return reached.rows;
     });
   }
 
   // The journal: appends are durable once in it, and loaded into DuckDB in large transactions.
-  const journalDir = path.join(dataDir, 'journal');
-  const opened = await Journal.open(journalDir, loadedThrough, warn);
-  const journal = opened.journal;
-  if (opened.segments.length > 0) {
-    const replayed = { count: 0, segments: [] as PackedItems['segments'] };
-    for (const segment of opened.segments) {
-      for (const record of segment.records) {
-        const items = fromRecord(record);
-        replayed.count += items.count;
-        replayed.segments.push(...items.segments);
-      }
-    }
-    const through = opened.segments.at(-1)?.id ?? loadedThrough;
-    await load(replayed, through);
-    await journal.drop(through);
-    if (replayed.count > 0) warn(`journal: loaded ${replayed.count} items a previous run had not loaded`);
-  }
+  const journal = await Journal.open(path.join(dataDir, 'journal'), loaded, warn);
+  const recovered = await load(Infinity);
+  if (recovered > 0) warn(`journal: loaded ${recovered} items a previous run had not loaded`);
 
-  /** Items in the journal, not yet loaded into DuckDB, oldest first. */
-  let pending: PackedItems[] = [];
+  /** Items in the journal, not yet loaded into DuckDB. */
   let pendingCount = 0;
   let oldestPending = 0;
   let lastAppend = 0;
@@ -346,62 +339,64 @@ export async function openWritableStore(
   let retryAt = 0;
   const loadPolicy = options.load ?? { rows: ROW_GROUP_ROWS, idleMs: 200, maxLagMs: 5000 };
 
-  /** The running load, and whether another one is asked for after it. */
+  /**
+   * Loads run one after another. Under load a load takes whole row groups (`loadPolicy.rows` at a
+   * time), so DuckDB writes them straight to its file and its checkpoints have no partial row groups
+   * to merge (which measured as costly as the load itself); a pause, the time limit and reads take all.
+   */
   let loading: Promise<void> = Promise.resolve();
-  let loadAsked = false;
-  function loadPending(): Promise<void> {
-    if (loadAsked) return loading;
-    loadAsked = true;
-    loading = loading.then(async () => {
-      loadAsked = false;
-      // Waits for appends already under way: their items are then in `pending`, and in the segments up
-      // to `through`; later appends go to a new segment.
-      const through = await journal.rotate();
-      const taken = pending;
-      const count = pendingCount;
-      pending = [];
-      pendingCount = 0;
-      if (count === 0) return;
+  let queued: { all: boolean; done: Promise<void> } | undefined;
+  function loadPending(all: boolean): Promise<void> {
+    if (queued) {
+      queued.all ||= all;
+      return queued.done;
+    }
+    const next: { all: boolean; done: Promise<void> } = { all, done: Promise.resolve() };
+    next.done = loading.then(async () => {
+      queued = undefined;
+      const limit = next.all ? Infinity : Math.floor(pendingCount / loadPolicy.rows) * loadPolicy.rows;
+      if (pendingCount === 0 || limit === 0) return;
+      const started = Date.now();
       try {
-        await load({ count, segments: taken.flatMap((p) => p.segments) }, through);
+        const rows = await load(limit); // (Not `pendingCount -= await …`: appends go on meanwhile.)
+        pendingCount -= rows;
         loadFailures = 0;
       } catch (error) {
-        // Still in the journal: kept for the next load, which also covers these segments.
-        pending = [...taken, ...pending];
-        pendingCount += count;
-        oldestPending = Math.min(oldestPending, lastAppend);
+        // Still in the journal, from the same position: the next load tries again.
         retryAt = Date.now() + Math.min(30_000, 1000 * 2 ** loadFailures++);
-        warn(`loading ${count} journaled items into the store failed (${String(error)}); will retry`);
+        warn(`loading journaled items into the store failed (${String(error)}); will retry`);
         throw error;
       }
-      await journal.drop(through).catch((error: unknown) => {
-        warn(`journal: could not delete loaded segments (${String(error)}); deleted at next start`);
-      });
+      // What is left arrived about while this load ran.
+      if (pendingCount > 0) oldestPending = started;
     });
-    return loading;
+    queued = next;
+    loading = next.done.catch(() => undefined);
+    return next.done;
   }
 
   const loadTimer = setInterval(() => {
     const now = Date.now();
     if (pendingCount === 0 || now < retryAt) return;
-    if (now - lastAppend >= loadPolicy.idleMs || now - oldestPending >= loadPolicy.maxLagMs)
-      loadPending().catch(() => undefined); // Reported by loadPending.
+    if (pendingCount >= loadPolicy.rows)
+      loadPending(false).catch(() => undefined); // Reported by loadPending.
+    else if (now - lastAppend >= loadPolicy.idleMs || now - oldestPending >= loadPolicy.maxLagMs)
+      loadPending(true).catch(() => undefined);
   }, LOAD_TICK_MS);
   loadTimer.unref();
 
   async function appendPacked(packed: PackedItems): Promise<void> {
     if (packed.count === 0) return;
-    await journal.append(packed.segments.map(toRecord), () => {
+    await journal.append(packed.chunks, () => {
       if (pendingCount === 0) oldestPending = Date.now();
-      pending.push(packed);
       pendingCount += packed.count;
       lastAppend = Date.now();
     });
-    if (pendingCount >= loadPolicy.rows && Date.now() >= retryAt) loadPending().catch(() => undefined);
+    if (pendingCount >= loadPolicy.rows && Date.now() >= retryAt) loadPending(false).catch(() => undefined);
   }
 
   /** Everything appended so far, loaded: what reads see. */
-  const flush = () => (pendingCount > 0 ? loadPending() : loading.catch(() => undefined));
+  const flush = () => (pendingCount > 0 ? loadPending(true) : loading);
 
   // Readers are kept for reuse (a connection costs little, but the dashboard asks several queries at
   // once); each runs one query at a time, and never waits behind the writer.
@@ -426,7 +421,10 @@ export async function openWritableStore(
 
   return {
     read,
-    append: (items) => appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems)),
+    // Async, so an item packItems refuses rejects the append (and nothing of it is written).
+    async append(items) {
+      await appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems));
+    },
 
     pending: () => pendingCount,
     flush,
@@ -471,7 +469,8 @@ export async function openWritableStore(
       await flush().catch(() => undefined);
       await journal.close();
       await writerBusy;
-      insert.destroySync();
+      inserts.plain.destroySync();
+      inserts.escaped.destroySync();
       for (const c of [...connections, writer]) c.closeSync();
       instance.closeSync();
     },
