@@ -133,6 +133,32 @@ it('loads every item exactly once while appends and loads overlap', async () => 
   await store.close();
 });
 
+it('turns the JSON envelope column of an older store into text, keeping its rows', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const [old, added] = items(2);
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await instance.connect();
+  await c.run(`CREATE TABLE items (time TIMESTAMP NOT NULL, type VARCHAR NOT NULL, ikey VARCHAR NOT NULL,
+    name VARCHAR, url VARCHAR, session_id VARCHAR, user_id VARCHAR, auth_user_id VARCHAR, operation_id VARCHAR,
+    duration_ms DOUBLE, success BOOLEAN, result_code VARCHAR, target VARCHAR, message VARCHAR,
+    problem_id VARCHAR, top_frame VARCHAR, envelope JSON NOT NULL)`);
+  const [first] = rowsOf([old!]);
+  await c.run(
+    `INSERT INTO items VALUES (epoch_ms($1::BIGINT), ${Array.from({ length: 16 }, (_, k) => `$${k + 2}`).join(', ')})`,
+    first!.map((v) => (typeof v === 'bigint' ? Number(v) : v)),
+  );
+  c.closeSync();
+  instance.closeSync();
+
+  const store = await openStore(dataDir);
+  const lone = { ...added!, envelope: '{"x":"\\ud800"}' }; // Refused by a JSON column, fine as text.
+  await store.append([lone]);
+  await store.close();
+  expect(await storedRows(dataDir)).toEqual(rowsOf([old!, lone]));
+});
+
 it('refuses an item whose time it cannot hold, storing nothing of that append', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);

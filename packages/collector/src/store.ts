@@ -214,6 +214,14 @@ export async function openWritableStore(
   const connections = new Set<DuckDBConnection>();
   const writer = await instance.connect();
   await writer.run(schema);
+  // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
+  // accepts (lone surrogate escapes): such a load would fail again and again.
+  const envelopeType = (
+    await writer.runAndReadAll(
+      "SELECT data_type FROM information_schema.columns WHERE table_name = 'items' AND column_name = 'envelope'",
+    )
+  ).getRows()[0]?.[0];
+  if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await writer.run(journalSchema);
   const [segment, offset] = (
     await writer.runAndReadAll('SELECT segment, byte_offset FROM journal_position')
