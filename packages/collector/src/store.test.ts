@@ -46,6 +46,8 @@ it('lets overlapping appends through, and keeps them across a reopen', async () 
   await Promise.all([store.append(items(10)), store.append(items(20)), store.append(items(30))]);
   expect(await store.count()).toBe(60);
   await store.close();
+  // Everything loaded at close, so no journal is left behind.
+  expect(readdirSync(path.join(dataDir, 'journal'))).toEqual([]);
   const reopened = await openStore(dataDir);
   expect(await reopened.count()).toBe(60);
   await reopened.close();

@@ -476,6 +476,8 @@ export async function openWritableStore(
       // What is still journaled is loaded now; if that fails, the next start loads it.
       await flush().catch(() => undefined);
       await journal.close();
+      // The segment just closed is loaded to its end: moving past it lets it go, leaving no journal.
+      if (pendingCount === 0) await load(Infinity).catch(() => undefined);
       await writerBusy;
       inserts.plain.destroySync();
       inserts.escaped.destroySync();
