@@ -1,6 +1,13 @@
 import { expect, test, type Page } from '@playwright/test';
 import { APP, APP_WITHOUT_PROVIDER } from '../playwright.config';
-import { ACCOUNTS, logInAtProvider, misbehave, signIn, storedSession } from './support';
+import {
+  ACCOUNTS,
+  logInAtProvider,
+  misbehave,
+  signIn,
+  signOutThroughProvider,
+  storedSession,
+} from './support';
 
 test.beforeEach(async ({ request }) => {
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
@@ -79,13 +86,8 @@ test('a replayed or tampered callback is refused', async ({ page }) => {
   await page.goto('/');
   await signIn(page);
   expect(callback).toContain('code=');
-  // Sign out, and wait until the provider has sent the browser back home.
-  const backHome = page.waitForResponse(
-    (response) => response.url() === `${APP}/` && response.request().isNavigationRequest(),
-  );
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await backHome;
-  await page.waitForLoadState('load');
+  await signOutThroughProvider(page);
+  expect(page.url()).toBe(`${APP}/`);
 
   await page.goto(callback);
   await expectFailedSignIn(page, /does not belong to a sign-in started in this tab/);

@@ -33,6 +33,27 @@ export async function signIn(page: Page, account: Account = ACCOUNTS.alice) {
   await expect(page.getByTestId('display-name')).toHaveText(account.name);
 }
 
+/**
+ * Clicks Sign out and waits until the provider has sent the browser back to the app and that page has
+ * loaded. Waiting for the response alone is not enough: until the new page commits, the old one is
+ * the page, already loaded, and a navigation started then is interrupted by the provider's redirect.
+ */
+export async function signOutThroughProvider(page: Page, provider: string = IDP): Promise<void> {
+  let endSessionSent = false;
+  const onRequest = (request: { url(): string }) => {
+    if (request.url().startsWith(`${provider}/session/end`)) endSessionSent = true;
+  };
+  page.on('request', onRequest);
+  const backHome = page.waitForEvent(
+    'framenavigated',
+    (frame) => frame === page.mainFrame() && endSessionSent && !frame.url().startsWith(provider),
+  );
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await backHome;
+  page.off('request', onRequest);
+  await page.waitForLoadState('load');
+}
+
 export async function storedSession(page: Page): Promise<string | null> {
   return page.evaluate(() => sessionStorage.getItem('gatehouse.session'));
 }

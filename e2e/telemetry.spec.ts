@@ -1,6 +1,13 @@
 import { expect, test, type BrowserContext, type Page, type Request } from '@playwright/test';
 import { APP, APP_WITHOUT_PROVIDER, IDP } from '../playwright.config';
-import { ACCOUNTS, logInAtProvider, misbehave, sessionTokens, signIn } from './support';
+import {
+  ACCOUNTS,
+  logInAtProvider,
+  misbehave,
+  sessionTokens,
+  signIn,
+  signOutThroughProvider,
+} from './support';
 import { hidePage, pseudonymousId, recordTelemetry, waitForSdk } from './telemetry-support';
 
 test.beforeEach(async ({ request }) => {
@@ -180,8 +187,8 @@ test('sign-out clears the authenticated user, and the leak scan covers the sign-
   await signIn(page, ACCOUNTS.alice);
   const idToken = await sessionTokens(page);
   expect(idToken.id_token).toMatch(/^ey/);
-  await page.getByRole('button', { name: 'Sign out' }).click();
-  await page.waitForURL(`${APP}/`);
+  await signOutThroughProvider(page);
+  expect(page.url()).toBe(`${APP}/`);
   await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByLabel('Username')).toBeVisible(); // signed out: /profile goes to sign-in
