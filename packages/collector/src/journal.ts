@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { GS, RS } from './packed.js';
+import { GS, GS_BYTE, RS, RS_BYTE } from './packed.js';
 
 /**
  * The collector's own write-ahead journal: what makes an answer durable. Accepted items, packed into
@@ -19,11 +19,9 @@ import { GS, RS } from './packed.js';
 const FILE = /^segment-(\d{12})\.log$/;
 const segmentName = (id: number) => `segment-${String(id).padStart(12, '0')}.log`;
 const TRAILER = /^(\d+):([0-9a-f]{1,8})$/;
-const GS_BYTE = GS.charCodeAt(0);
 const KEPT_BUFFER = 4 * 1024 * 1024;
 const SEGMENT_BYTES = 64 * 1024 * 1024;
 const MAX_KEPT_BUFFER = 16 * 1024 * 1024;
-const RS_BYTE = RS.charCodeAt(0);
 
 /** How many bytes at the start of `bytes` are whole appends (trailer and checksum verified). */
 export function wholeAppends(bytes: Buffer): number {

@@ -24,6 +24,10 @@ export const US = '\u001f';
 export const RS = '\u001e';
 export const GS = '\u001d';
 export const FS = '\u001c';
+/** The same, as bytes of the UTF-8 journal. */
+export const RS_BYTE = RS.charCodeAt(0);
+export const GS_BYTE = GS.charCodeAt(0);
+export const FS_BYTE = FS.charCodeAt(0);
 const ESC = '\u001b';
 const NUL = '\u0000';
 

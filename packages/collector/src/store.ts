@@ -9,7 +9,7 @@ import {
 } from '@duckdb/node-api';
 import type { TelemetryItem, TelemetryType } from './contracts.js';
 import { Journal, type JournalPosition } from './journal.js';
-import { FS, GS, packItems, RS, unescapeSql, type PackedItems } from './packed.js';
+import { FS_BYTE, GS_BYTE, packItems, RS_BYTE, unescapeSql, type PackedItems } from './packed.js';
 
 export type { PackedItems } from './packed.js';
 
@@ -79,16 +79,13 @@ export function storeFile(dataDir: string): string {
 export const ROW_GROUP_ROWS = 122_880;
 /** Journal rows bound per INSERT of a load. */
 const LOAD_RUN_BYTES = 8 * 1024 * 1024;
-const RS_BYTE = RS.charCodeAt(0);
-const GS_BYTE = GS.charCodeAt(0);
-const FS_BYTE = FS.charCodeAt(0);
 /** How often the store looks whether journaled items are due to be loaded. */
 const LOAD_TICK_MS = 50;
 
 /** Reader connections kept open between reads. */
 const MAX_IDLE_READERS = 4;
 
-/** Columns in table order; the appender fills them by position. */
+/** Columns in table order; packed rows (packed.ts) hold them in this order. */
 const schema = `CREATE TABLE IF NOT EXISTS items (
   time TIMESTAMP NOT NULL,          -- event time (envelope time), UTC
   type VARCHAR NOT NULL,            -- pageview, exception, dependency, event, metric, trace, request, pageviewperformance
