@@ -3,11 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
 
-/** Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. */
-export const APP = 'http://localhost:4100';
-export const IDP = 'http://localhost:4101';
+/**
+ * Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. Every port
+ * the suite uses is `E2E_PORT_BASE` (4100) plus an offset below 100, so two checkouts can run their
+ * suites side by side with different bases.
+ */
+const PORT_BASE = Number(process.env.E2E_PORT_BASE ?? 4100);
+export const port = (offset: number): number => PORT_BASE + offset;
+export const APP = `http://localhost:${port(0)}`;
+export const IDP = `http://localhost:${port(1)}`;
 /** A second Gatehouse whose identity provider does not answer. */
-export const APP_WITHOUT_PROVIDER = 'http://localhost:4102';
+export const APP_WITHOUT_PROVIDER = `http://localhost:${port(2)}`;
 
 /** Each server gets a fresh telemetry store of its own (DuckDB allows one process per file). */
 const dataDir = () => mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
@@ -50,13 +56,13 @@ export default defineConfig({
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
   webServer: [
     {
-      ...server({ PORT: '4100', IDP_PORT: '4101', DEV_IDP_TEST_CONTROLS: '1' }),
+      ...server({ PORT: String(port(0)), IDP_PORT: String(port(1)), DEV_IDP_TEST_CONTROLS: '1' }),
       url: `${IDP}/.well-known/openid-configuration`,
     },
     {
       ...server({
-        PORT: '4102',
-        OIDC_AUTHORITY: 'http://localhost:4109',
+        PORT: String(port(2)),
+        OIDC_AUTHORITY: `http://localhost:${port(9)}`,
         OIDC_CLIENT_ID: 'gatehouse',
         TELEMETRY_CONSENT: 'implied',
       }),

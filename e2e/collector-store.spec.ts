@@ -1,10 +1,7 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
-import { ACCOUNTS, logInAtProvider } from './support';
+import { ACCOUNTS, logInAtProvider, startServer, type StartedServer } from './support';
 import type { Envelope } from './telemetry-support';
 
 /**
@@ -12,43 +9,21 @@ import type { Envelope } from './telemetry-support';
  * navigations (page-hide beacons included) into the collector's store, read back with
  * `npm run telemetry:export` once the server has stopped. A server of its own, so it can be stopped.
  */
-const APP = 'http://localhost:4120';
 const run = promisify(execFile);
 
-let server: ChildProcess;
-let dataDir: string;
+let server: StartedServer;
 
 test.beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-store-'));
-  server = spawn(process.execPath, ['apps/server/dist/main.js'], {
-    env: {
-      ...process.env,
-      PORT: '4120',
-      IDP_PORT: '4121',
-      TELEMETRY_CONSENT: 'implied',
-      GATEHOUSE_DATA_DIR: dataDir,
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.stdout?.on('data', (chunk: Buffer) => String(chunk).includes('Gatehouse is running') && resolve());
-    server.once('exit', (code) => reject(new Error(`The server exited with ${code}`)));
-  });
+  server = await startServer(20, { TELEMETRY_CONSENT: 'implied' });
 });
 
-test.afterAll(() => {
-  if (server.exitCode === null) server.kill('SIGKILL');
+test.afterAll(async () => {
+  await server.stop();
 });
-
-async function stopServer() {
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGINT');
-  await exited;
-}
 
 async function exportItems(...args: string[]): Promise<Envelope[]> {
   const { stdout } = await run(process.execPath, ['packages/collector/dist/export-cli.js', ...args], {
-    env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir },
+    env: { ...process.env, GATEHOUSE_DATA_DIR: server.dataDir },
     maxBuffer: 64 * 1024 * 1024,
   });
   return stdout
@@ -60,11 +35,11 @@ async function exportItems(...args: string[]): Promise<Envelope[]> {
 test('every kind of browser telemetry reaches the store and the export, through real navigations', async ({
   page,
 }) => {
-  await page.goto(APP);
+  await page.goto(server.origin);
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, ACCOUNTS.admin, 'http://localhost:4121');
+  await logInAtProvider(page, ACCOUNTS.admin, server.provider);
   await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
-  await page.goto(`${APP}/diagnostics`);
+  await page.goto(`${server.origin}/diagnostics`);
   await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
   for (const action of [
     'Send an event',
@@ -79,7 +54,7 @@ test('every kind of browser telemetry reaches the store and the export, through 
   // A real navigation away: whatever is pending leaves with the page-hide beacon.
   await page.goto('about:blank');
   await page.waitForTimeout(1_500);
-  await stopServer();
+  await server.stop();
 
   const items = await exportItems();
   const kinds = new Set(items.map((item) => item.data.baseType));

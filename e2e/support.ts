@@ -1,5 +1,9 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
-import { IDP } from '../playwright.config';
+import { IDP, port } from '../playwright.config';
 
 export const ACCOUNTS = {
   alice: { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
@@ -76,4 +80,80 @@ export async function historyUrls(page: Page): Promise<string[]> {
   const { entries } = (await cdp.send('Page.getNavigationHistory')) as { entries: Array<{ url: string }> };
   await cdp.detach();
   return entries.map((entry) => entry.url);
+}
+
+export interface StartedServer {
+  /** The app's origin, e.g. `http://localhost:4120`. */
+  origin: string;
+  /** The bundled provider's issuer (the port after the app's). */
+  provider: string;
+  dataDir: string;
+  process: ChildProcess;
+  /** Stops the server as Ctrl-C would, and resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Gatehouse server of a test's own (with its bundled provider on the next port and a fresh
+ * store unless `GATEHOUSE_DATA_DIR` is given) and resolves once both answer, polling them; it rejects
+ * when the server exits first or does not answer within `timeoutMs`, with what it wrote to stderr.
+ */
+export async function startServer(
+  portOffset: number,
+  env: Record<string, string> = {},
+  timeoutMs = 60_000,
+): Promise<StartedServer> {
+  const origin = `http://localhost:${port(portOffset)}`;
+  const provider = `http://localhost:${port(portOffset + 1)}`;
+  const dataDir = env.GATEHOUSE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
+  const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
+    env: {
+      ...process.env,
+      PORT: String(port(portOffset)),
+      IDP_PORT: String(port(portOffset + 1)),
+      GATEHOUSE_DATA_DIR: dataDir,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += String(chunk);
+    process.stderr.write(chunk);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = [
+    `${origin}/`,
+    ...(env.OIDC_AUTHORITY ? [] : [`${provider}/.well-known/openid-configuration`]),
+  ];
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(`The server on ${origin} exited with ${child.exitCode} before answering:\n${stderr}`);
+    }
+    const answers = await Promise.all(
+      ready.map((url) =>
+        fetch(url).then(
+          (response) => response.ok,
+          () => false,
+        ),
+      ),
+    );
+    if (answers.every(Boolean)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`The server on ${origin} did not answer within ${timeoutMs} ms:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    origin,
+    provider,
+    dataDir,
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      await exited;
+    },
+  };
 }

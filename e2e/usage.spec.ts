@@ -1,39 +1,29 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { ACCOUNTS, logInAtProvider, misbehave, sessionTokens, signIn } from './support';
+import {
+  ACCOUNTS,
+  logInAtProvider,
+  misbehave,
+  sessionTokens,
+  signIn,
+  startServer,
+  type StartedServer,
+} from './support';
 
 /** A Gatehouse of its own with an empty store, so the dashboard's counts are exactly this test's. */
-const FRESH = 'http://localhost:4130';
-let server: ChildProcess;
+let fresh: StartedServer;
 
 test.beforeAll(async () => {
-  server = spawn(process.execPath, ['apps/server/dist/main.js'], {
-    env: {
-      ...process.env,
-      PORT: '4130',
-      IDP_PORT: '4131',
-      TELEMETRY_CONSENT: 'implied',
-      GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-usage-')),
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.stdout?.on('data', (chunk: Buffer) => String(chunk).includes('Gatehouse is running') && resolve());
-    server.once('exit', (code) => reject(new Error(`The server exited with ${code}`)));
-  });
+  fresh = await startServer(30, { TELEMETRY_CONSENT: 'implied' });
 });
 
-test.afterAll(() => {
-  server.kill('SIGINT');
+test.afterAll(async () => {
+  await fresh.stop();
 });
 
-async function signInAt(page: Page, origin: string, account = ACCOUNTS.admin) {
-  await page.goto(origin);
+async function signInAt(page: Page, server: StartedServer, account = ACCOUNTS.admin) {
+  await page.goto(server.origin);
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, account, origin.replace(/30$/, '31'));
+  await logInAtProvider(page, account, server.provider);
   await expect(page.getByTestId('display-name')).toHaveText(account.name);
 }
 
@@ -42,7 +32,7 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   page.on('request', (request) => {
     if (request.resourceType() === 'script') scripts.push(new URL(request.url()).pathname);
   });
-  await signInAt(page, FRESH);
+  await signInAt(page, fresh);
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
   await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
@@ -52,7 +42,7 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   // The dashboard is a chunk of its own: nothing of it loaded for the other pages.
   expect(scripts.filter((path) => /usage-page|session-page/.test(path))).toEqual([]);
   // Leaving the page hands its telemetry over; the dashboard then reads the store.
-  await page.goto(`${FRESH}/usage`);
+  await page.goto(`${fresh.origin}/usage`);
   await expect(page.getByRole('heading', { name: 'Usage', level: 1 })).toBeVisible();
   expect(scripts.some((path) => path.includes('usage-page'))).toBe(true);
 
