@@ -33,7 +33,9 @@ export default defineConfig({
   workers: 1,
   fullyParallel: false,
   forbidOnly: !!process.env.CI,
+  // A spec that passes only on a retry is a failing spec: no retries, and a flaky result fails the run.
   retries: 0,
+  failOnFlakyTests: true,
   timeout: 60_000,
   expect: { timeout: 10_000 },
   reporter: [['list']],

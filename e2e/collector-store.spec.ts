@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
-import { ACCOUNTS, logInAtProvider, startServer, type StartedServer } from './support';
+import { ACCOUNTS, logInAtProvider, sessionTokens, startServer, type StartedServer } from './support';
 import type { Envelope } from './telemetry-support';
 
 /**
@@ -20,6 +20,27 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await server.stop();
 });
+
+const KINDS = [
+  'PageviewData',
+  'PageviewPerformanceData',
+  'ExceptionData',
+  'RemoteDependencyData',
+  'EventData',
+  'MetricData',
+  'MessageData',
+];
+
+/** The collector's names for those kinds (its `type` column). */
+const STORED_TYPES = [
+  'pageview',
+  'pageviewperformance',
+  'exception',
+  'dependency',
+  'event',
+  'metric',
+  'trace',
+];
 
 async function exportItems(...args: string[]): Promise<Envelope[]> {
   const { stdout } = await run(process.execPath, ['packages/collector/dist/export-cli.js', ...args], {
@@ -51,22 +72,29 @@ test('every kind of browser telemetry reaches the store and the export, through 
     await page.getByRole('button', { name: action }).click();
   }
   await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
-  // A real navigation away: whatever is pending leaves with the page-hide beacon.
+  // A real navigation away: whatever is pending leaves with the page-hide beacon. The server is stopped
+  // once its own usage API shows every kind of item in this browser session (the beacon's included).
+  const { access_token } = await sessionTokens(page);
+  const sessionId = (await page.context().cookies())
+    .find((c) => c.name === 'ai_session')
+    ?.value.split('|')[0];
+  expect(sessionId).toBeTruthy();
   await page.goto('about:blank');
-  await page.waitForTimeout(1_500);
+  await expect
+    .poll(async () => {
+      const answer = await page.request.get(
+        `${server.origin}/api/usage/sessions/${encodeURIComponent(sessionId ?? '')}/timeline`,
+        { headers: { Authorization: `Bearer ${access_token ?? ''}` } },
+      );
+      const { items } = (await answer.json()) as { items: Array<{ type: string }> };
+      return [...new Set(items.map((item) => item.type))].sort();
+    })
+    .toEqual([...STORED_TYPES].sort());
   await server.stop();
 
   const items = await exportItems();
   const kinds = new Set(items.map((item) => item.data.baseType));
-  for (const kind of [
-    'PageviewData',
-    'PageviewPerformanceData',
-    'ExceptionData',
-    'RemoteDependencyData',
-    'EventData',
-    'MetricData',
-    'MessageData',
-  ]) {
+  for (const kind of KINDS) {
     expect(kinds, `no ${kind} in the export`).toContain(kind);
   }
   const text = JSON.stringify(items);

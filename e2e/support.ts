@@ -62,6 +62,31 @@ export async function storedSession(page: Page): Promise<string | null> {
   return page.evaluate(() => sessionStorage.getItem('gatehouse.session'));
 }
 
+/** Sign-in requests this tab has started and not finished (oidc-client-ts keeps them by `state`, under our prefix). */
+export async function pendingSignInRequests(page: Page): Promise<string[]> {
+  return page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith('gatehouse.oidc.')));
+}
+
+/**
+ * Polls `path` with `accessToken` until the token's lifetime has run out, then expects the API's
+ * refusal to say so: the token is first accepted (or refused for another reason), and never sleeps.
+ */
+export async function expectRefusedOnceExpired(
+  request: APIRequestContext,
+  path: string,
+  accessToken: string,
+): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const response = await request.get(path, { headers: { Authorization: `Bearer ${accessToken}` } });
+        return `${response.status()} ${response.headers()['www-authenticate'] ?? ''}`;
+      },
+      { timeout: 15_000 },
+    )
+    .toMatch(/^401 .*expired/);
+}
+
 export interface SessionTokens {
   access_token: string;
   id_token: string;

@@ -27,6 +27,13 @@ async function telemetryState(page: Page, context: BrowserContext) {
   return [...cookies, ...storage];
 }
 
+/** Requests for the Application Insights SDK's chunk (it is loaded only with consent). */
+function sdkChunkRequests(telemetry: { requests: Request[] }): string[] {
+  return telemetry.requests
+    .map((request) => request.url())
+    .filter((url) => /\/assets\/sdk-[^/]*\.js$/.test(url));
+}
+
 async function accept(page: Page) {
   const banner = page.getByRole('dialog', { name: 'Usage data' });
   await expect(banner).toBeVisible();
@@ -43,7 +50,9 @@ test('nothing is stored or sent before consent; the choice is remembered and can
   const banner = page.getByRole('dialog', { name: 'Usage data' });
   await expect(banner).toBeVisible();
   await expect(banner.getByRole('button', { name: 'Accept' })).toBeVisible();
-  await page.waitForTimeout(1_000);
+  // The banner shows once the app has decided about the SDK, and loading it would have started in that
+  // same step: so no request for its chunk by now means none will come from this decision.
+  expect(sdkChunkRequests(telemetry)).toEqual([]);
   expect(await telemetryState(page, context)).toEqual([]);
   expect(telemetry.posts).toHaveLength(0);
 
@@ -51,7 +60,7 @@ test('nothing is stored or sent before consent; the choice is remembered and can
   await page.reload();
   await expect(page.getByText('Usage data: declined.')).toBeVisible();
   await expect(banner).toBeHidden();
-  await page.waitForTimeout(1_000);
+  expect(sdkChunkRequests(telemetry)).toEqual([]);
   expect(await telemetryState(page, context)).toEqual([]);
   await page.reload(); // leaving the page would hand pending telemetry over, if there were any
   await expect(page.getByText('Usage data: declined.')).toBeVisible();
@@ -62,6 +71,7 @@ test('nothing is stored or sent before consent; the choice is remembered and can
   await expect(page.getByText('Usage data: accepted.')).toBeVisible();
   await page.goto('/nowhere'); // a page viewed after accepting
   await waitForSdk(page);
+  expect(sdkChunkRequests(telemetry)).not.toEqual([]); // the checks above look for the right chunk
   expect((await telemetryState(page, context)).length).toBeGreaterThan(0);
   await hidePage(page);
   await expect.poll(() => telemetry.ofType('PageviewData').length).toBeGreaterThan(0);
@@ -190,9 +200,11 @@ test('sign-out clears the authenticated user, and the leak scan covers the sign-
   await signOutThroughProvider(page);
   expect(page.url()).toBe(`${APP}/`);
   await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+  const sentBeforeReturn = telemetry.posts.length;
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByLabel('Username')).toBeVisible(); // signed out: /profile goes to sign-in
-  await expect.poll(() => telemetry.posts.length).toBeGreaterThan(0);
+  // Leaving the page the provider sent us back to hands its items over: the scan must include them.
+  await expect.poll(() => telemetry.posts.length).toBeGreaterThan(sentBeforeReturn);
   for (const post of telemetry.posts) {
     expect(post.body).not.toContain(idToken.id_token);
     expect(post.body).not.toContain('id_token_hint=ey');
