@@ -87,7 +87,11 @@ test('sign-out ends the session at the provider, removes the tokens and returns 
   expect(await storedSession(page)).toBeNull();
   const first = new URL(endSession[0] ?? 'http://missing');
   expect(first.searchParams.get('id_token_hint')).toBeTruthy();
+  expect(first.searchParams.get('client_id')).toBe('gatehouse');
+  expect(first.searchParams.get('state')).toBeTruthy(); // RP-Initiated Logout 1.0, 2
   expect(first.searchParams.get('post_logout_redirect_uri')).toBe(`${APP}/`);
+  expect(page.url()).toBe(`${APP}/`); // the provider's state answer is taken out of the address
+  expect(await pendingSignInRequests(page)).toEqual([]);
 
   // The provider's session is gone too: signing in again asks for the password.
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();

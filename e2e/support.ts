@@ -38,9 +38,10 @@ export async function signIn(page: Page, account: Account = ACCOUNTS.alice) {
 }
 
 /**
- * Clicks Sign out and waits until the provider has sent the browser back to the app and that page has
- * loaded. Waiting for the response alone is not enough: until the new page commits, the old one is
- * the page, already loaded, and a navigation started then is interrupted by the provider's redirect.
+ * Clicks Sign out and waits until the provider has sent the browser back to the app, that page has
+ * loaded and the app has taken the provider's `state` out of the address. Waiting for the response
+ * alone is not enough: until the new page commits, the old one is the page, already loaded, and a
+ * navigation started then is interrupted by the provider's redirect.
  */
 export async function signOutThroughProvider(page: Page, provider: string = IDP): Promise<void> {
   let endSessionSent = false;
@@ -56,6 +57,8 @@ export async function signOutThroughProvider(page: Page, provider: string = IDP)
   await backHome;
   page.off('request', onRequest);
   await page.waitForLoadState('load');
+  // The provider answers with the sign-out request's `state`, which the app checks off and takes out.
+  await page.waitForURL((url) => !url.searchParams.has('state'));
 }
 
 export async function storedSession(page: Page): Promise<string | null> {

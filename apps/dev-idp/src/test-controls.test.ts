@@ -11,6 +11,7 @@ import {
   authorizationRequest,
   exchangeCode,
   navigate,
+  request,
   signIn,
   signInForTokens,
   tokenRequest,
@@ -243,5 +244,66 @@ describe('other modes', () => {
 
     await misbehave({ mode: null });
     expect((await signInForTokens(idp.issuer)).tokens.expires_in).toBe(300);
+  });
+
+  it('no-offline-access: discovery does not list it, a request for it gets invalid_scope, refresh tokens still come', async () => {
+    await misbehave({ mode: 'no-offline-access' });
+    const doc = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as {
+      scopes_supported: string[];
+    };
+    expect(doc.scopes_supported).toContain('openid');
+    expect(doc.scopes_supported).not.toContain('offline_access');
+
+    const refused = await navigate(new CookieJar(), authorizationRequest(idp.issuer).url);
+    expect(refused.kind === 'app' && refused.url.searchParams.get('error')).toBe('invalid_scope');
+
+    const { tokens } = await signInForTokens(idp.issuer, 'alice', { scope: 'openid profile email' });
+    expect(tokens.refresh_token).toEqual(expect.any(String));
+  });
+
+  it('no-end-session: discovery names no end-session endpoint', async () => {
+    await misbehave({ mode: 'no-end-session' });
+    const doc = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(doc).not.toHaveProperty('end_session_endpoint');
+    expect(doc.token_endpoint).toBe(`${idp.issuer}/token`);
+  });
+
+  it('logout-needs-state: without state the provider keeps the user on its own page', async () => {
+    await misbehave({ mode: 'logout-needs-state' });
+    const endSession = async (state?: string) => {
+      const signedIn = await signIn(idp.issuer);
+      const tokens = await exchangeCode(idp.issuer, signedIn);
+      const logout = new URL(`${idp.issuer}/session/end`);
+      logout.searchParams.set('id_token_hint', tokens.id_token);
+      logout.searchParams.set('post_logout_redirect_uri', `${APP_ORIGIN}/`);
+      if (state) logout.searchParams.set('state', state);
+      return request(signedIn.jar, logout);
+    };
+    const withoutState = await endSession();
+    expect(withoutState.status).toBe(200);
+    expect(withoutState.headers.get('location')).toBeNull();
+    const withState = await endSession('bye');
+    expect(withState.status).toBe(303);
+    expect(withState.headers.get('location')).toBe(`${APP_ORIGIN}/?state=bye`);
+  });
+
+  it('revocation-refuses-public: the revocation endpoint wants client authentication', async () => {
+    const { tokens } = await signInForTokens(idp.issuer);
+    const revoke = () =>
+      fetch(`${idp.issuer}/token/revocation`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: APP_ORIGIN },
+        body: new URLSearchParams({ token: tokens.refresh_token, client_id: CLIENT_ID }),
+      });
+    await misbehave({ mode: 'revocation-refuses-public' });
+    const refused = await revoke();
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client' });
+    await misbehave({ mode: null });
+    expect((await revoke()).status).toBe(200);
   });
 });

@@ -24,12 +24,33 @@ const ID_TOKEN_MODES = [
   'no-kid',
 ] as const;
 
+/**
+ * Modes that reproduce what independent providers do by default, each a choice the specs allow:
+ * - `no-offline-access`: discovery does not list `offline_access`, and a request for it gets invalid_scope
+ *   (refresh tokens are still issued without it, as many providers do);
+ * - `no-end-session`: discovery names no end-session endpoint;
+ * - `logout-needs-state`: end-session ignores post_logout_redirect_uri unless `state` comes with it;
+ * - `slow-revocation`: the revocation endpoint answers after SLOW_REVOCATION_MS;
+ * - `revocation-refuses-public`: the revocation endpoint wants client authentication (401 invalid_client).
+ */
+const PROVIDER_DEFAULT_MODES = [
+  'no-offline-access',
+  'no-end-session',
+  'logout-needs-state',
+  'slow-revocation',
+  'revocation-refuses-public',
+] as const;
+
 export const MISBEHAVIOUR_MODES = [
   ...ID_TOKEN_MODES,
+  ...PROVIDER_DEFAULT_MODES,
   'userinfo-sub-mismatch',
   'discovery-issuer-mismatch',
   'refresh-fails',
 ] as const;
+
+/** How long `slow-revocation` takes to answer: longer than any sign-out should wait for it. */
+export const SLOW_REVOCATION_MS = 3_000;
 
 type IdTokenMode = (typeof ID_TOKEN_MODES)[number];
 export type AuthorizeErrorMode = `authorize-error:${string}`;
@@ -62,7 +83,14 @@ export interface TestControlsDeps {
   appOrigin: string;
   clientId: string;
   redirectUri: string;
-  routes: { authorization: string; token: string; userinfo: string; jwks: string };
+  routes: {
+    authorization: string;
+    token: string;
+    userinfo: string;
+    jwks: string;
+    end_session: string;
+    revocation: string;
+  };
 }
 
 function isIdTokenMode(mode: MisbehaviourMode | null): mode is IdTokenMode {
@@ -124,6 +152,31 @@ export class TestControls {
       if (mode === 'refresh-fails' && ctx.method === 'POST' && ctx.path === routes.token) {
         if (await this.#refreshFails(ctx)) return;
       }
+      if (
+        mode === 'no-offline-access' &&
+        ctx.method === 'GET' &&
+        ctx.path === routes.authorization &&
+        String(ctx.query.scope ?? '')
+          .split(' ')
+          .includes('offline_access')
+      ) {
+        if (this.#authorizeError(ctx, 'invalid_scope')) return;
+      }
+      if (mode === 'logout-needs-state' && ctx.method === 'GET' && ctx.path === routes.end_session) {
+        const params = new URLSearchParams(ctx.querystring);
+        if (!params.has('state')) {
+          params.delete('post_logout_redirect_uri');
+          ctx.querystring = params.toString();
+        }
+      }
+      if (ctx.method === 'POST' && ctx.path === routes.revocation) {
+        if (mode === 'slow-revocation')
+          await new Promise((resolve) => setTimeout(resolve, SLOW_REVOCATION_MS));
+        if (mode === 'revocation-refuses-public') {
+          this.#refuse(ctx, 401, 'invalid_client', 'client authentication required (test control)');
+          return;
+        }
+      }
 
       await next();
 
@@ -135,6 +188,12 @@ export class TestControls {
         replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), this.#rotated.key.publicJwk] });
       } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
         replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
+      } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-end-session') {
+        const { end_session_endpoint: _omitted, ...rest } = body;
+        replaceJson(ctx, rest);
+      } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-offline-access') {
+        const scopes = Array.isArray(body.scopes_supported) ? (body.scopes_supported as unknown[]) : [];
+        replaceJson(ctx, { ...body, scopes_supported: scopes.filter((scope) => scope !== 'offline_access') });
       } else if (ctx.path === routes.userinfo && mode === 'userinfo-sub-mismatch') {
         replaceJson(ctx, { ...body, sub: `${String(body.sub)}-other` });
       }
@@ -195,6 +254,12 @@ export class TestControls {
       (ctx.req as IncomingMessage & { body?: string }).body = text;
       return false;
     }
+    this.#refuse(ctx, 400, 'invalid_grant', 'refresh token rejected (test control refresh-fails)');
+    return true;
+  }
+
+  /** An OAuth error answer the SPA can read (CORS for the app's origin). */
+  #refuse(ctx: Koa.Context, status: number, error: string, description: string): void {
     const origin = ctx.get('Origin');
     if (origin === this.deps.appOrigin) {
       // Without this the browser hides the error from the SPA and reports a network failure instead.
@@ -202,12 +267,8 @@ export class TestControls {
       ctx.vary('Origin');
     }
     ctx.set('Cache-Control', 'no-store');
-    ctx.status = 400;
-    ctx.body = {
-      error: 'invalid_grant',
-      error_description: 'refresh token rejected (test control refresh-fails)',
-    };
-    return true;
+    ctx.status = status;
+    ctx.body = { error, error_description: description };
   }
 
   async #rewriteIdToken(idToken: string, mode: IdTokenMode): Promise<string> {

@@ -107,9 +107,14 @@ export interface SignedIn {
 }
 
 /** Runs the browser part of the flow: /auth -> login page -> POST credentials -> back to the app with a code. */
-export async function signIn(issuer: string, username = 'alice', password = username): Promise<SignedIn> {
+export async function signIn(
+  issuer: string,
+  username = 'alice',
+  password = username,
+  params: Record<string, string> = {},
+): Promise<SignedIn> {
   const jar = new CookieJar();
-  const auth = authorizationRequest(issuer);
+  const auth = authorizationRequest(issuer, params);
   const loginPage = await navigate(jar, auth.url);
   if (loginPage.kind !== 'page') throw new Error(`expected the login page, got ${loginPage.url.href}`);
   const action = loginAction(await loginPage.response.text());
@@ -154,8 +159,9 @@ export async function exchangeCode(issuer: string, signedIn: SignedIn): Promise<
 
 export async function signInForTokens(
   issuer: string,
-  username?: string,
+  username = 'alice',
+  params: Record<string, string> = {},
 ): Promise<{ signedIn: SignedIn; tokens: TokenResponse }> {
-  const signedIn = await signIn(issuer, username);
+  const signedIn = await signIn(issuer, username, username, params);
   return { signedIn, tokens: await exchangeCode(issuer, signedIn) };
 }

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import { Link } from 'wouter';
+import { Link, useLocation } from 'wouter';
 import { useAuth } from '../auth/auth-context';
 import { ConsentSetting } from '../telemetry/consent-banner';
 
@@ -37,7 +37,15 @@ function MainNav() {
 
 function AccountArea() {
   const { state, signIn, signOut } = useAuth();
+  const [, navigate] = useLocation();
   if (state.status === 'loading') return <div className="account" aria-busy="true" />;
+  if (state.status === 'signing-out') {
+    return (
+      <div className="account" aria-busy="true">
+        <span className="who">Signing out…</span>
+      </div>
+    );
+  }
   if (state.status === 'signed-out') {
     return (
       <div className="account">
@@ -56,7 +64,12 @@ function AccountArea() {
       <span className="who" data-testid="display-name">
         {state.user.name}
       </span>
-      <button type="button" className="button" onClick={() => void signOut()}>
+      <button
+        type="button"
+        className="button"
+        // Signed out here (no end-session endpoint at the provider): the home page says what that means.
+        onClick={() => void signOut().then((outcome) => outcome === 'signed-out' && navigate('/'))}
+      >
         Sign out
       </button>
     </div>
@@ -64,7 +77,12 @@ function AccountArea() {
 }
 
 /** Codes that end an existing session; every other notice is a sign-in attempt that failed. */
-const sessionEndings = new Set(['renewal_failed', 'session_expired']);
+const sessionEndings = new Set([
+  'renewal_failed',
+  'session_expired',
+  'signed_out_elsewhere',
+  'provider_session_remains',
+]);
 
 /** Why the user is signed out, when there is a reason worth telling (renewal failed, provider down). */
 function SessionNotice() {

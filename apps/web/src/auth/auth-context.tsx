@@ -8,12 +8,12 @@ import {
   type ReactNode,
 } from 'react';
 import { afterFirstPaint } from '../shared/after-first-paint';
-import type { AuthSession, AuthState, CallbackResult } from './auth-state';
+import type { AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
 
 export interface Auth {
   state: AuthState;
   signIn: (returnTo?: string) => Promise<void>;
-  signOut: () => Promise<void>;
+  signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   /** A fresh access token for Gatehouse's own API, or null when signed out. */
   getAccessToken: () => Promise<string | null>;

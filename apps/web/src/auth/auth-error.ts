@@ -9,6 +9,8 @@ export type AuthErrorCode =
   | 'provider_unreachable'
   | 'renewal_failed'
   | 'session_expired'
+  | 'signed_out_elsewhere'
+  | 'provider_session_remains'
   | 'config_invalid';
 
 /** An error whose message is one sentence a user can act on; the cause keeps the technical detail. */

@@ -13,7 +13,7 @@ function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): Au
     getState: () => state,
     subscribe: () => () => {},
     signIn: vi.fn(() => Promise.resolve()),
-    signOut: vi.fn(() => Promise.resolve()),
+    signOut: vi.fn(() => Promise.resolve('leaving' as const)),
     completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
     getAccessToken: vi.fn(() => Promise.resolve(null)),
     ...overrides,

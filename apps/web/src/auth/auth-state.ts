@@ -23,7 +23,15 @@ export interface AuthNotice {
 export type AuthState =
   | { status: 'loading' }
   | { status: 'signed-out'; notice?: AuthNotice }
+  /** Tokens are gone; the browser is on its way to the provider's end-session endpoint. */
+  | { status: 'signing-out' }
   | { status: 'signed-in'; user: AuthUser };
+
+/**
+ * How a sign-out ended: `leaving` when the browser is being sent to the provider's end-session endpoint
+ * (it comes back to the home page), `signed-out` when it ended here (the provider offers no sign-out).
+ */
+export type SignOutOutcome = 'leaving' | 'signed-out';
 
 export type CallbackResult = { ok: true; returnTo: string } | { ok: false; error: AuthNotice };
 
@@ -32,7 +40,7 @@ export interface AuthSession {
   getState: () => AuthState;
   subscribe: (listener: () => void) => () => void;
   signIn: (returnTo: string) => Promise<void>;
-  signOut: () => Promise<void>;
+  signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   getAccessToken: () => Promise<string | null>;
 }

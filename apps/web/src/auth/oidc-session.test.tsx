@@ -1,5 +1,5 @@
 import { render, screen, waitFor } from '@testing-library/react';
-import { MetadataService, OidcClient, SigninResponse, type SigninState } from 'oidc-client-ts';
+import { MetadataService, OidcClient, SigninResponse, User, type SigninState } from 'oidc-client-ts';
 import { StrictMode } from 'react';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
@@ -24,15 +24,57 @@ const config = {
   extraQueryParams: {},
 };
 
-function newSession() {
-  return new OidcSession(config, {
-    location: { origin: 'http://localhost:3000', assign: vi.fn() },
+function newSession(href = 'http://localhost:3000/') {
+  const environment = {
+    location: { origin: 'http://localhost:3000', href, assign: vi.fn<(url: string) => void>() },
+    replaceUrl: vi.fn<(url: string) => void>(),
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
-  });
+  };
+  return Object.assign(new OidcSession(config, environment), { environment });
 }
 
-afterEach(() => window.sessionStorage.clear());
+afterEach(() => {
+  window.sessionStorage.clear();
+  vi.unstubAllGlobals();
+});
+
+/** A session that starts signed in, from tokens kept by an earlier page of this tab. */
+async function signedInSession() {
+  const user = new User({
+    id_token: 'id.token.value',
+    access_token: 'at',
+    refresh_token: 'rt',
+    token_type: 'Bearer',
+    scope: config.scope,
+    profile: { sub: 'alice', iss: AUTHORITY, aud: 'gatehouse', exp: 0, iat: 0 },
+    expires_at: Math.floor(Date.now() / 1000) + 300,
+  });
+  window.sessionStorage.setItem('gatehouse.session', user.toStorageString());
+  const session = newSession();
+  await session.start();
+  expect(session.getState().status).toBe('signed-in');
+  return session;
+}
+
+/** The provider's discovery, as far as sign-out reads it. */
+function provider({
+  endSession = true,
+  revocation,
+}: {
+  endSession?: boolean;
+  revocation: Promise<Response>;
+}) {
+  vi.spyOn(MetadataService.prototype, 'getEndSessionEndpoint').mockResolvedValue(
+    endSession ? `${AUTHORITY}/session/end` : undefined,
+  );
+  vi.spyOn(MetadataService.prototype, 'getRevocationEndpoint').mockResolvedValue(
+    `${AUTHORITY}/token/revocation`,
+  );
+  const fetch = vi.fn<typeof globalThis.fetch>(() => revocation);
+  vi.stubGlobal('fetch', fetch);
+  return { fetch };
+}
 
 describe('OidcSession.completeSignIn', () => {
   it('processes the callback exactly once under React StrictMode', async () => {
@@ -101,5 +143,90 @@ describe('toAuthError', () => {
     expect(
       toAuthError(new Error('nonce in id_token does not match nonce in client storage')).message,
     ).toMatch(/nonce does not match/);
+  });
+});
+
+describe('OidcSession.signOut', () => {
+  it('goes to the end-session endpoint with id_token_hint, client_id and state, without waiting for revocation', async () => {
+    const session = await signedInSession();
+    window.sessionStorage.setItem('gatehouse.oidc.stale-sign-in', '{}');
+    const { fetch } = provider({ revocation: new Promise<Response>(() => undefined) }); // never answers
+    const states: string[] = [];
+    session.subscribe(() => states.push(session.getState().status));
+
+    await expect(session.signOut()).resolves.toBe('leaving');
+
+    expect(states[0]).toBe('signing-out'); // at once, so no route guard starts a sign-in meanwhile
+    expect(window.sessionStorage.getItem('gatehouse.session')).toBeNull();
+    expect(window.sessionStorage.getItem('gatehouse.oidc.stale-sign-in')).toBeNull();
+    const [revocationUrl, init] = fetch.mock.calls[0] ?? [];
+    expect(revocationUrl).toBe(`${AUTHORITY}/token/revocation`);
+    expect(init).toMatchObject({ method: 'POST', keepalive: true });
+    expect((init?.body as URLSearchParams).toString()).toBe(
+      'token=rt&token_type_hint=refresh_token&client_id=gatehouse',
+    );
+    const target = new URL(session.environment.location.assign.mock.calls[0]?.[0] ?? 'http://missing');
+    expect(`${target.origin}${target.pathname}`).toBe(`${AUTHORITY}/session/end`);
+    expect(target.searchParams.get('id_token_hint')).toBe('id.token.value');
+    expect(target.searchParams.get('client_id')).toBe('gatehouse');
+    expect(target.searchParams.get('post_logout_redirect_uri')).toBe('http://localhost:3000/');
+    const state = target.searchParams.get('state');
+    expect(state).toBeTruthy();
+    expect(window.sessionStorage.getItem(`gatehouse.oidc.${state ?? ''}`)).not.toBeNull();
+  });
+
+  it('signs out here and says the provider session may remain when there is no end-session endpoint', async () => {
+    const session = await signedInSession();
+    provider({ endSession: false, revocation: Promise.resolve(new Response(null, { status: 200 })) });
+
+    await expect(session.signOut()).resolves.toBe('signed-out');
+
+    expect(session.environment.location.assign).not.toHaveBeenCalled();
+    expect(session.getState()).toEqual({
+      status: 'signed-out',
+      notice: { code: 'provider_session_remains', message: expect.stringContaining('may remain') as string },
+    });
+  });
+
+  it('warns in the console when the provider refuses to revoke, and signs out all the same', async () => {
+    const session = await signedInSession();
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    provider({
+      revocation: Promise.resolve(Response.json({ error: 'invalid_client' }, { status: 401 })),
+    });
+
+    await expect(session.signOut()).resolves.toBe('leaving');
+
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringContaining('refused to revoke the refresh token (401 invalid_client)'),
+    );
+    expect(session.environment.location.assign).toHaveBeenCalledTimes(1);
+  });
+
+  it('takes the state of its sign-out out of the address when the provider sends the browser back', async () => {
+    window.sessionStorage.setItem('gatehouse.oidc.s-1', '{"id":"s-1","created":1}');
+    const readState = vi.spyOn(OidcClient.prototype, 'readSignoutResponseState').mockResolvedValue({
+      state: undefined,
+      response: {} as never,
+    });
+    const session = newSession('http://localhost:3000/?state=s-1#top');
+    await session.start();
+    expect(readState).toHaveBeenCalledWith('http://localhost:3000/?state=s-1#top', true);
+    expect(session.environment.replaceUrl).toHaveBeenCalledWith('/#top');
+  });
+});
+
+describe('OidcSession.signIn', () => {
+  it('asks only for the standard scopes the provider lists', async () => {
+    vi.spyOn(MetadataService.prototype, 'getIssuer').mockResolvedValue(AUTHORITY);
+    vi.spyOn(MetadataService.prototype, 'getMetadata').mockResolvedValue({
+      issuer: AUTHORITY,
+      scopes_supported: ['openid', 'profile', 'email'],
+    });
+    vi.spyOn(MetadataService.prototype, 'getAuthorizationEndpoint').mockResolvedValue(`${AUTHORITY}/auth`);
+    const session = newSession();
+    await session.signIn('/');
+    const target = new URL(session.environment.location.assign.mock.calls[0]?.[0] ?? 'http://missing');
+    expect(target.searchParams.get('scope')).toBe('openid profile email');
   });
 });

@@ -9,9 +9,18 @@ import {
 } from 'oidc-client-ts';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError, providerErrorSentence } from './auth-error';
-import type { AuthSession, AuthState, AuthUser, CallbackResult } from './auth-state';
+import type {
+  AuthNotice,
+  AuthSession,
+  AuthState,
+  AuthUser,
+  CallbackResult,
+  SignOutOutcome,
+} from './auth-state';
 import { JwksCache, validateIdToken } from './id-token';
+import { requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
+import { revokeRefreshToken } from './revocation';
 import { TabSync, type TabMessage } from './tab-sync';
 
 type OidcConfig = RuntimeConfig['oidc'];
@@ -23,18 +32,39 @@ const RENEW_MARGIN_SECONDS = 60;
 const RENEW_RETRY_MS = 10_000;
 /** How long a new tab waits for another tab to share its session. */
 const SESSION_ASK_MS = 150;
+/**
+ * How long sign-out waits for the refresh token's revocation before it goes on to the provider. The
+ * request carries on after the page has gone (keepalive); waiting a little only lets a refusal be
+ * reported in this page's console.
+ */
+const REVOCATION_GRACE_MS = 500;
+/** Where sign-in requests and the sign-out request wait for the provider's answer (this tab only). */
+const STATE_PREFIX = 'gatehouse.oidc.';
 
 export interface SessionEnvironment {
-  location: Pick<Location, 'origin' | 'assign'>;
+  location: Pick<Location, 'origin' | 'assign' | 'href'>;
+  /** Replaces the current history entry (the post-logout return's `state` is taken out of the address). */
+  replaceUrl: (url: string) => void;
   sessionStorage: Storage;
   now: () => number;
 }
 
 const browserEnvironment = (): SessionEnvironment => ({
   location: window.location,
+  replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
   sessionStorage: window.sessionStorage,
   now: () => Date.now(),
 });
+
+const signedOutElsewhere: AuthNotice = {
+  code: 'signed_out_elsewhere',
+  message: 'You signed out in another tab. Sign in again to continue.',
+};
+const providerSessionRemains: AuthNotice = {
+  code: 'provider_session_remains',
+  message:
+    'You are signed out of this app, but your identity provider offers no way to sign out there, so your session at the provider may remain until you close the browser.',
+};
 
 /** Entry point of the lazily loaded auth chunk. */
 export async function createAuthSession(): Promise<AuthSession> {
@@ -59,7 +89,7 @@ function unavailableSession(error: AuthError): AuthSession {
     getState: () => state,
     subscribe: () => () => {},
     signIn: () => Promise.reject(error),
-    signOut: () => Promise.resolve(),
+    signOut: () => Promise.resolve('signed-out'),
     completeSignIn: () => Promise.resolve({ ok: false, error: { code: error.code, message: error.message } }),
     getAccessToken: () => Promise.resolve(null),
   };
@@ -99,7 +129,7 @@ export class OidcSession implements AuthSession {
       loadUserInfo: true,
       extraQueryParams: config.extraQueryParams,
       // PKCE verifier and state live in this tab only, and only until the callback.
-      stateStore: new WebStorageStateStore({ store: env.sessionStorage, prefix: 'gatehouse.oidc.' }),
+      stateStore: new WebStorageStateStore({ store: env.sessionStorage, prefix: STATE_PREFIX }),
       fetchRequestCredentials: 'omit',
       requestTimeoutInSeconds: 10,
       staleStateAgeInSeconds: 600,
@@ -109,6 +139,7 @@ export class OidcSession implements AuthSession {
   }
 
   async start(): Promise<void> {
+    await this.finishSignOut();
     const stored = this.tokens.getItem(USER_KEY) ?? (await this.sync.askForSession(SESSION_ASK_MS));
     if (stored) this.adopt(stored);
     else this.setState({ status: 'signed-out' });
@@ -125,8 +156,10 @@ export class OidcSession implements AuthSession {
   async signIn(returnTo: string): Promise<void> {
     try {
       await this.checkIssuer();
+      const metadata = await this.client.metadataService.getMetadata();
       const request = await this.client.createSigninRequest({
         request_type: 'si:r',
+        scope: requestedScope(this.config.scope, metadata.scopes_supported),
         nonce: randomToken(),
         state: { returnTo: safeReturnTo(returnTo) },
       });
@@ -186,21 +219,49 @@ export class OidcSession implements AuthSession {
     }
   }
 
-  async signOut(): Promise<void> {
+  /**
+   * Signs out: the tokens go at once (in every tab), the refresh token is revoked without waiting for
+   * it, and the browser goes to the provider's end-session endpoint (OpenID Connect RP-Initiated
+   * Logout 1.0, 2: `id_token_hint`, `client_id`, `post_logout_redirect_uri` and `state`). Until it
+   * has gone the state is `signing-out`, so no route guard starts a new sign-in meanwhile. A provider
+   * without an end-session endpoint leaves its own session as it is, and the user is told so.
+   */
+  async signOut(): Promise<SignOutOutcome> {
     const user = this.user;
-    this.forget({ status: 'signed-out' });
-    this.sync.post({ type: 'session', user: null });
-    if (!user) return;
-    try {
-      if (user.refresh_token) {
-        await this.client.revokeToken(user.refresh_token, 'refresh_token').catch(() => undefined);
-      }
-      const request = await this.client.createSignoutRequest({ id_token_hint: user.id_token });
-      this.env.location.assign(request.url);
-    } catch {
-      // No end-session endpoint (Google, for one) or the provider is unreachable: the local session
-      // is gone, which is what the user asked for.
+    this.clearPendingRequests();
+    if (!user) {
+      if (this.state.status !== 'signed-out') this.setState({ status: 'signed-out' });
+      return 'signed-out';
     }
+    this.forget({ status: 'signing-out' });
+    this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
+    const revocation = this.revoke(user);
+    let endSession: string | undefined;
+    try {
+      endSession = await this.client.metadataService.getEndSessionEndpoint();
+    } catch {
+      // The provider cannot be reached: the local session is gone, which is what the user asked for.
+    }
+    if (endSession) {
+      await Promise.race([revocation, delay(REVOCATION_GRACE_MS)]);
+      try {
+        const request = await this.client.createSignoutRequest({
+          id_token_hint: user.id_token,
+          client_id: this.config.clientId,
+          state: { at: this.env.now() },
+        });
+        this.env.location.assign(request.url);
+        return 'leaving';
+      } catch {
+        // As above: fall through to a local sign-out.
+      }
+    }
+    await revocation;
+    this.setState({
+      status: 'signed-out',
+      ...(endSession === undefined && user.id_token ? { notice: providerSessionRemains } : {}),
+    });
+    return 'signed-out';
   }
 
   async getAccessToken(): Promise<string | null> {
@@ -214,6 +275,42 @@ export class OidcSession implements AuthSession {
   }
 
   // --- internals ---
+
+  /** Revokes the refresh token, if there is one and the provider has a revocation endpoint; never throws. */
+  private async revoke(user: User): Promise<void> {
+    if (!user.refresh_token) return;
+    try {
+      const endpoint = await this.client.metadataService.getRevocationEndpoint();
+      if (endpoint) await revokeRefreshToken(endpoint, this.config.clientId, user.refresh_token);
+    } catch (error) {
+      console.warn(`Gatehouse: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /** Forgets every sign-in or sign-out request this tab started and the provider has not answered. */
+  private clearPendingRequests(): void {
+    const storage = this.env.sessionStorage;
+    const keys = Array.from({ length: storage.length }, (_, index) => storage.key(index));
+    for (const key of keys) if (key?.startsWith(STATE_PREFIX)) storage.removeItem(key);
+  }
+
+  /**
+   * Back from the provider's end-session endpoint: its `state` answers our sign-out request, which is
+   * then removed, and the parameter is taken out of the address bar and the history entry.
+   */
+  private async finishSignOut(): Promise<void> {
+    const url = new URL(this.env.location.href);
+    if (url.origin !== this.env.location.origin || url.pathname !== '/' || !url.searchParams.has('state')) {
+      return;
+    }
+    try {
+      await this.client.readSignoutResponseState(url.href, true);
+    } catch {
+      // Not ours (used already, or made up): nothing to remove, but it leaves the address all the same.
+    }
+    url.searchParams.delete('state');
+    this.env.replaceUrl(`${url.pathname}${url.search}${url.hash}`);
+  }
 
   private setState(state: AuthState): void {
     this.state = state;
@@ -290,7 +387,9 @@ export class OidcSession implements AuthSession {
     switch (message.type) {
       case 'session':
         if (message.user) this.adopt(message.user);
-        else if (this.user) this.forget({ status: 'signed-out' });
+        else if (this.user) {
+          this.forget({ status: 'signed-out', ...(message.notice ? { notice: message.notice } : {}) });
+        }
         break;
       case 'session-request':
         if (this.user) this.sync.post({ type: 'session', user: this.user.toStorageString() });
@@ -357,15 +456,12 @@ export class OidcSession implements AuthSession {
         this.renewTimer = setTimeout(() => void this.renew(), RENEW_RETRY_MS);
         return;
       }
-      this.forget({
-        status: 'signed-out',
-        notice: {
-          code: 'renewal_failed',
-          message:
-            'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
-        },
-      });
-      this.sync.post({ type: 'session', user: null });
+      const notice: AuthNotice = {
+        code: 'renewal_failed',
+        message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
+      };
+      this.forget({ status: 'signed-out', notice });
+      this.sync.post({ type: 'session', user: null, notice });
     }
   }
 
@@ -384,6 +480,10 @@ export class OidcSession implements AuthSession {
       this.sync.post({ type: 'renew-request' });
     });
   }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function randomToken(): string {

@@ -28,6 +28,13 @@ export function RequireAuth({ children, role }: { children: ReactNode; role?: st
       </section>
     );
   }
+  if (state.status === 'signing-out') {
+    return (
+      <section className="page" aria-busy="true">
+        <p>Signing you out…</p>
+      </section>
+    );
+  }
   if (state.status === 'signed-out' && state.notice) {
     return (
       <section className="page">

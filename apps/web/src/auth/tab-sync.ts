@@ -1,6 +1,13 @@
-/** Messages between tabs of the same origin (BroadcastChannel never crosses origins). */
+import type { AuthNotice } from './auth-state';
+
+/**
+ * Messages between tabs of the same origin (BroadcastChannel never crosses origins). A session of
+ * `null` signs the other tabs out, with the reason they show.
+ */
 export type TabMessage =
-  { type: 'session'; user: string | null } | { type: 'session-request' } | { type: 'renew-request' };
+  | { type: 'session'; user: string | null; notice?: AuthNotice }
+  | { type: 'session-request' }
+  | { type: 'renew-request' };
 
 const CHANNEL = 'gatehouse-auth';
 const LEADER_LOCK = 'gatehouse-auth-leader';

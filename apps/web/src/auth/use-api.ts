@@ -1,14 +1,49 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useAuth } from './auth-context';
 
+/** An answer of Gatehouse's API that was not 2xx, with the server's own reason when it gave one. */
 export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
     readonly status: number,
+    /** The server's stable error code (`invalid_token`, `forbidden`, …), when it gave one. */
+    readonly code: string | undefined,
     message: string,
   ) {
     super(message);
   }
+}
+
+/** A quoted parameter of a `WWW-Authenticate` challenge (RFC 6750, 3). */
+function challengeParam(challenge: string | null, name: string): string | undefined {
+  return challenge === null ? undefined : new RegExp(`${name}="([^"]*)"`).exec(challenge)?.[1];
+}
+
+/**
+ * Turns a refusal into an ApiError that says why: the JSON body's `message` (the server's sentence),
+ * else the bearer challenge's `error_description`, else the status alone.
+ */
+export async function toApiError(response: Response): Promise<ApiError> {
+  let code: string | undefined;
+  let reason: string | undefined;
+  try {
+    const body = (await response.json()) as { error?: unknown; message?: unknown };
+    if (typeof body.error === 'string') code = body.error;
+    if (typeof body.message === 'string' && body.message) reason = body.message;
+  } catch {
+    // Not JSON: the headers may still say why.
+  }
+  const challenge = response.headers.get('WWW-Authenticate');
+  code ??= challengeParam(challenge, 'error');
+  reason ??= challengeParam(challenge, 'error_description');
+  const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  return new ApiError(
+    response.status,
+    code,
+    reason
+      ? `The server answered ${status}: ${reason.replace(/\.?$/, '.')}`
+      : `The server answered ${status}.`,
+  );
 }
 
 /**
@@ -24,9 +59,7 @@ export function useApi() {
       if (token) headers.set('Authorization', `Bearer ${token}`);
       headers.set('Accept', 'application/json');
       const response = await fetch(path, { ...init, headers, credentials: 'same-origin' });
-      if (!response.ok) {
-        throw new ApiError(response.status, `The server answered ${response.status} ${response.statusText}.`);
-      }
+      if (!response.ok) throw await toApiError(response);
       return (await response.json()) as T;
     },
     [getAccessToken],
