@@ -33,7 +33,12 @@ export type AuthState =
  */
 export type SignOutOutcome = 'leaving' | 'signed-out';
 
-export type CallbackResult = { ok: true; returnTo: string } | { ok: false; error: AuthNotice };
+/**
+ * What the callback came to: signed in, failed with a sentence, or a new sign-in already under way
+ * (the provider refused a scope it does not list, and the request goes again without it).
+ */
+export type CallbackResult =
+  { ok: true; returnTo: string } | { ok: false; error: AuthNotice } | { ok: false; retrying: true };
 
 /** The session as the React layer drives it; implemented by the lazily loaded OIDC session. */
 export interface AuthSession {

@@ -21,7 +21,7 @@ export function CallbackPage() {
     void completeSignIn(url).then((result) => {
       if (result.ok) {
         navigate(result.returnTo, { replace: true });
-      } else {
+      } else if ('error' in result) {
         window.history.replaceState(null, '', '/callback');
         setFailure(result.error);
       }

@@ -1,5 +1,12 @@
 import { render, screen, waitFor } from '@testing-library/react';
-import { MetadataService, OidcClient, SigninResponse, User, type SigninState } from 'oidc-client-ts';
+import {
+  ErrorResponse,
+  MetadataService,
+  OidcClient,
+  SigninResponse,
+  User,
+  type SigninState,
+} from 'oidc-client-ts';
 import { StrictMode } from 'react';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
@@ -228,5 +235,32 @@ describe('OidcSession.signIn', () => {
     await session.signIn('/');
     const target = new URL(session.environment.location.assign.mock.calls[0]?.[0] ?? 'http://missing');
     expect(target.searchParams.get('scope')).toBe('openid profile email');
+  });
+});
+
+describe('a provider that refuses offline_access without saying so in its discovery', () => {
+  it('signs in once more without it, and shows the refusal if it comes again', async () => {
+    vi.spyOn(MetadataService.prototype, 'getIssuer').mockResolvedValue(AUTHORITY);
+    vi.spyOn(MetadataService.prototype, 'getMetadata').mockResolvedValue({ issuer: AUTHORITY }); // no scopes_supported
+    vi.spyOn(MetadataService.prototype, 'getAuthorizationEndpoint').mockResolvedValue(`${AUTHORITY}/auth`);
+    vi.spyOn(OidcClient.prototype, 'readSigninResponseState').mockResolvedValue({
+      state: { nonce: 'n', data: { returnTo: '/profile', scope: config.scope } } as unknown as SigninState,
+      response: new SigninResponse(new URLSearchParams()),
+    });
+    vi.spyOn(OidcClient.prototype, 'processSigninResponse').mockRejectedValue(
+      new ErrorResponse({ error: 'invalid_scope', error_description: 'unknown scope' }),
+    );
+    const session = newSession();
+
+    const first = await session.completeSignIn('http://localhost:3000/callback?error=invalid_scope&state=s1');
+    expect(first).toEqual({ ok: false, retrying: true });
+    const again = new URL(session.environment.location.assign.mock.calls[0]?.[0] ?? 'http://missing');
+    expect(again.searchParams.get('scope')).toBe('openid profile email');
+
+    const second = await session.completeSignIn(
+      'http://localhost:3000/callback?error=invalid_scope&state=s2',
+    );
+    expect(second).toMatchObject({ ok: false, error: { code: 'provider_error' } });
+    expect(session.environment.location.assign).toHaveBeenCalledTimes(1);
   });
 });

@@ -18,7 +18,7 @@ import type {
   SignOutOutcome,
 } from './auth-state';
 import { JwksCache, validateIdToken } from './id-token';
-import { requestedScope } from './requested-scope';
+import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
 import { revokeRefreshToken } from './revocation';
 import { TabSync, type TabMessage } from './tab-sync';
@@ -40,6 +40,8 @@ const SESSION_ASK_MS = 150;
 const REVOCATION_GRACE_MS = 500;
 /** Where sign-in requests and the sign-out request wait for the provider's answer (this tab only). */
 const STATE_PREFIX = 'gatehouse.oidc.';
+/** Scopes the provider refused in this tab (`invalid_scope`) and sign-in does without. */
+const REFUSED_SCOPES_KEY = 'gatehouse.refused-scopes';
 
 export interface SessionEnvironment {
   location: Pick<Location, 'origin' | 'assign' | 'href'>;
@@ -157,11 +159,12 @@ export class OidcSession implements AuthSession {
     try {
       await this.checkIssuer();
       const metadata = await this.client.metadataService.getMetadata();
+      const scope = requestedScope(this.config.scope, metadata.scopes_supported, this.refusedScopes());
       const request = await this.client.createSigninRequest({
         request_type: 'si:r',
-        scope: requestedScope(this.config.scope, metadata.scopes_supported),
+        scope,
         nonce: randomToken(),
-        state: { returnTo: safeReturnTo(returnTo) },
+        state: { returnTo: safeReturnTo(returnTo), scope },
       });
       this.env.location.assign(request.url);
     } catch (error) {
@@ -183,13 +186,16 @@ export class OidcSession implements AuthSession {
   }
 
   private async processCallback(url: string): Promise<CallbackResult> {
+    let returnTo = '/';
+    let requested = '';
     try {
       let nonce: string | undefined;
-      let returnTo = '/';
       try {
         const { state } = await this.client.readSigninResponseState(url);
         nonce = state.nonce;
-        returnTo = safeReturnTo((state.data as { returnTo?: unknown } | undefined)?.returnTo);
+        const data = state.data as { returnTo?: unknown; scope?: unknown } | undefined;
+        returnTo = safeReturnTo(data?.returnTo);
+        requested = typeof data?.scope === 'string' ? data.scope : '';
       } catch (cause) {
         throw new AuthError(
           'state_mismatch',
@@ -212,10 +218,34 @@ export class OidcSession implements AuthSession {
       this.sync.post({ type: 'session', user: user.toStorageString() });
       return { ok: true, returnTo };
     } catch (error) {
+      const optional = optionalScopeIn(requested);
+      if (isAuthorizationError(error, 'invalid_scope') && optional && !this.refusedScopes().has(optional)) {
+        // A provider that does not know offline_access (and does not say so in its discovery): once
+        // more without it. Many such providers issue a refresh token all the same.
+        this.env.sessionStorage.setItem(
+          REFUSED_SCOPES_KEY,
+          JSON.stringify([...this.refusedScopes(), optional]),
+        );
+        try {
+          await this.signIn(returnTo);
+          return { ok: false, retrying: true };
+        } catch {
+          // signIn has set the notice; the user reads it below.
+        }
+      }
       const authError = toAuthError(error);
       const notice = { code: authError.code, message: authError.message };
       if (!this.user) this.setState({ status: 'signed-out', notice });
       return { ok: false, error: notice };
+    }
+  }
+
+  private refusedScopes(): Set<string> {
+    try {
+      const stored: unknown = JSON.parse(this.env.sessionStorage.getItem(REFUSED_SCOPES_KEY) ?? '[]');
+      return new Set(Array.isArray(stored) ? stored.filter((s): s is string => typeof s === 'string') : []);
+    } catch {
+      return new Set();
     }
   }
 
@@ -480,6 +510,11 @@ export class OidcSession implements AuthSession {
       this.sync.post({ type: 'renew-request' });
     });
   }
+}
+
+/** An error the provider answered the authorization request with (OpenID Connect Core 3.1.2.6). */
+function isAuthorizationError(error: unknown, code: string): boolean {
+  return error instanceof ErrorResponse && error.form === undefined && error.error === code;
 }
 
 function delay(ms: number): Promise<void> {
