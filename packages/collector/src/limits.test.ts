@@ -96,7 +96,7 @@ describe('bodies that cost more than they are worth', () => {
       await post(t, array),
       await post(t, lines, { 'Content-Type': 'application/x-json-stream' }),
       await post(t, bomb, { 'Content-Type': 'application/x-json-stream', 'Content-Encoding': 'gzip' }),
-      // An array that is one JSON value but not written the SDKs' way (parsed whole, then counted).
+      // An array not written the SDKs' way: its elements are found by the exact scan, not guessed.
       await post(t, `[${'1 ,'.repeat(2000)}1]`),
     ];
     for (const answer of answers) {
