@@ -138,7 +138,7 @@ describe('bodies that cost more than they are worth', () => {
     expect(await t.collector.store.count()).toBe(10);
   });
 
-  it('answers a valid batch sent among hostile bodies before the hostile ones are all answered', async () => {
+  it('answers a valid batch and the rest of the app among hostile bodies before the hostile ones are all answered', async () => {
     const t = await start();
     // 3.9 MB of 1.3 million items: within the inflate limit, so only the item cap stops it early.
     const hostile = gzipSync(`[${'{},'.repeat(1_300_000)}{}]`);
@@ -151,11 +151,20 @@ describe('bodies that cost more than they are worth', () => {
           return a;
         }),
       );
+    let app: Promise<string> | undefined;
     for (let i = 0; i < 12; i++) {
       send('hostile', t, hostile, { 'Content-Encoding': 'gzip' });
       if (i === 0) send('valid', t, json(browserBatch(5)));
+      // Any other path of the server (next(): pages and the API in Gatehouse).
+      if (i === 1)
+        app = fetch(`${t.origin}/api/me`).then(async (res) => {
+          order.push('app');
+          return `${res.status} ${await res.text()}`;
+        });
     }
     const done = await Promise.all(answers);
+    expect(await app).toBe('404 next');
+    expect(order.indexOf('app')).toBeLessThan(order.length - 1);
     expect(done[1]?.status).toBe(200);
     expect(done.filter((a) => a.status === 413)).toHaveLength(12);
     expect(done.every((a) => a.size < 1024)).toBe(true);
