@@ -36,8 +36,9 @@ export interface CollectorOptions {
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
   /**
-   * The client address is the left-most of `X-Forwarded-For` (what Express's `trust proxy` true
-   * takes), for a server behind a proxy; else the connection's address. Default false.
+   * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
+   * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
+   * Otherwise the connection's address. Default false.
    */
   trustProxy?: boolean;
   /** Bytes the data folder may hold; past it requests are answered 507 and nothing is stored. Default 5 GiB; 0: no quota. */
@@ -270,9 +271,10 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   /** The client's address, for per-source limits. */
   function source(req: IncomingMessage): string {
     if (options.trustProxy) {
-      const forwarded = req.headers['x-forwarded-for'];
-      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',', 1)[0]?.trim();
-      if (first) return first;
+      // Node joins repeated X-Forwarded-For headers with ', ', so the last entry is the proxy's.
+      const forwarded = String(req.headers['x-forwarded-for'] ?? '');
+      const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
+      if (last) return last;
     }
     return req.socket.remoteAddress ?? '';
   }
