@@ -170,7 +170,7 @@ function firstRows(items: PackedItems, count: number): PackedItems {
   return { count: count - left, chunks };
 }
 
-/** Calls `say` with how many times `event` ran since it last spoke, at most once per `intervalMs`. */
+/** A function that calls `say` (with how often it was called since) at most once per `intervalMs`. */
 function throttled(intervalMs: number, say: (times: number) => void): () => void {
   let times = 0;
   let last = -Infinity;
