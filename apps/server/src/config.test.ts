@@ -88,4 +88,40 @@ describe('loadConfig', () => {
       instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
     });
   });
+
+  it('limits the collector and the HTTP server by default, and lets each limit be changed or turned off', () => {
+    const defaults = loadConfig({});
+    expect(defaults.collector).toMatchObject({
+      maxItemsPerSecond: 5000,
+      maxItemsPerSecondPerSource: 500,
+      maxItemsPerRequest: 1000,
+      maxStoreBytes: 5120 * 1024 * 1024,
+    });
+    expect(defaults.http).toEqual({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      maxConnections: 1000,
+    });
+
+    const changed = loadConfig({
+      TELEMETRY_MAX_ITEMS_PER_SECOND: '0',
+      TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '50',
+      TELEMETRY_MAX_ITEMS_PER_REQUEST: '250',
+      TELEMETRY_MAX_STORE_MB: '0',
+      HTTP_REQUEST_TIMEOUT_SECONDS: '5',
+      HTTP_HEADERS_TIMEOUT_SECONDS: '20',
+      HTTP_MAX_CONNECTIONS: '64',
+    });
+    expect(changed.collector).toMatchObject({
+      maxItemsPerSecond: undefined,
+      maxItemsPerSecondPerSource: 50,
+      maxItemsPerRequest: 250,
+      maxStoreBytes: 0,
+    });
+    // The headers cannot be given longer than the whole request.
+    expect(changed.http).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 5000, maxConnections: 64 });
+    expect(() => loadConfig({ TELEMETRY_MAX_ITEMS_PER_REQUEST: '0' })).toThrow(
+      /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
+    );
+  });
 });

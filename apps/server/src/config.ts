@@ -48,7 +48,14 @@ const envSchema = z
     TELEMETRY_CONSENT: z.enum(['ask', 'implied']).default('ask'),
     GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
-    TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(1).optional(),
+    // Collector and HTTP limits (README, "Limits for operators"); 0 turns a rate limit or the quota off.
+    TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(0).default(5000),
+    TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
+    TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),
+    TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(5120),
+    HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
+    HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
+    HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
@@ -90,10 +97,22 @@ export interface ServerConfig {
     external: boolean;
     consent: 'ask' | 'implied';
   };
+  /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
+  http: {
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+    maxConnections: number;
+  };
   collector: {
     dataDir: string;
     retentionDays: number;
+    /** Items a second across all senders; undefined: no limit. */
     maxItemsPerSecond: number | undefined;
+    /** Items a second per client address (behind TRUST_PROXY, the proxy's X-Forwarded-For); undefined: no limit. */
+    maxItemsPerSecondPerSource: number | undefined;
+    maxItemsPerRequest: number;
+    /** Bytes the data folder may hold; 0: no quota. */
+    maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
     instrumentationKeys: string[];
   };
@@ -148,10 +167,18 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
       consent: e.TELEMETRY_CONSENT,
     },
+    http: {
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+      headersTimeoutMs: Math.min(e.HTTP_HEADERS_TIMEOUT_SECONDS, e.HTTP_REQUEST_TIMEOUT_SECONDS) * 1000,
+      maxConnections: e.HTTP_MAX_CONNECTIONS,
+    },
     collector: {
       dataDir: e.GATEHOUSE_DATA_DIR,
       retentionDays: e.TELEMETRY_RETENTION_DAYS,
-      maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND,
+      maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND || undefined,
+      maxItemsPerSecondPerSource: e.TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE || undefined,
+      maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
+      maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
     },
   };

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import type { Server } from 'node:http';
-import { createCollector } from '@gatehouse/collector';
+import { createServer, type Server } from 'node:http';
+import { createCollector, defaultHttpLimits, httpServerOptions, limitServer } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 
@@ -32,6 +32,13 @@ async function main() {
     allowedOrigins: [config.publicOrigin],
     retentionDays: config.collector.retentionDays,
     ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
+    ...(config.collector.maxItemsPerSecondPerSource
+      ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
+      : {}),
+    maxItemsPerRequest: config.collector.maxItemsPerRequest,
+    maxStoreBytes: config.collector.maxStoreBytes,
+    // The same client address Express's `trust proxy` gives the rest of the app.
+    trustProxy: config.trustProxy,
     log: (level, message) => (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
   });
   closers.push(() => collector.close());
@@ -43,10 +50,16 @@ async function main() {
     collector,
     usage: collector.usage,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
+  // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
+  const limits = { ...defaultHttpLimits, ...config.http };
+  const server: Server = createServer(httpServerOptions(limits), app);
+  limitServer(server, limits);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   closers.unshift(
     () =>

@@ -60,10 +60,21 @@ export async function decode(body: Buffer, encoding: string | undefined, maxByte
 export type ParsedItem =
   { ok: true; value: unknown; source?: EnvelopeSource } | { ok: false; message: string };
 
-function parseLines(text: string): ParsedItem[] {
+/** The 413 for a body holding more than `maxItems` items, thrown as soon as one too many is found. */
+export function tooManyItems(maxItems: number): BodyError {
+  return new BodyError(413, `Body holds more than ${maxItems} items.`);
+}
+
+function parseLines(text: string, maxItems: number): ParsedItem[] {
   const items: ParsedItem[] = [];
-  for (const line of text.split('\n')) {
+  // indexOf rather than split('\n'): a body of millions of short lines stops at maxItems + 1.
+  for (let start = 0; start < text.length;) {
+    let end = text.indexOf('\n', start);
+    if (end < 0) end = text.length;
+    const line = text.slice(start, end);
+    start = end + 1;
     if (line.trim() === '') continue;
+    if (items.length === maxItems) throw tooManyItems(maxItems);
     try {
       items.push({ ok: true, value: JSON.parse(line) as unknown, source: { text: line } });
     } catch {
@@ -79,33 +90,46 @@ function parseLines(text: string): ParsedItem[] {
  * browser's emitLineDelimitedJson), or a single envelope. The Content-Type is only a hint: a body that
  * is one JSON value is read as such, otherwise as lines. Throws when nothing at all could be parsed.
  */
-export function splitItems(text: string, contentType: string | undefined): ParsedItem[] {
-  return split(text, contentType, true);
+export function splitItems(
+  text: string,
+  contentType: string | undefined,
+  maxItems = Number.POSITIVE_INFINITY,
+): ParsedItem[] {
+  return split(text, contentType, true, maxItems);
 }
 
 /** splitItems without guessing where array elements end: the reference the guesses are tested against. */
 export function splitItemsExactly(text: string, contentType: string | undefined): ParsedItem[] {
-  return split(text, contentType, false);
+  return split(text, contentType, false, Number.POSITIVE_INFINITY);
 }
 
-function split(text: string, contentType: string | undefined, guess: boolean): ParsedItem[] {
+/** Throws a 413 (tooManyItems) as soon as the body turns out to hold more than `maxItems` items. */
+function split(
+  text: string,
+  contentType: string | undefined,
+  guess: boolean,
+  maxItems: number,
+): ParsedItem[] {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.trim() === '') throw new BodyError(400, 'Body is empty.');
   let items: ParsedItem[] | undefined;
   if (!(contentType ?? '').toLowerCase().includes('x-json-stream')) {
-    items = parseArray(body, guess);
+    items = parseArray(body, guess, maxItems);
     if (!items) {
+      let value: unknown;
       try {
-        const value = JSON.parse(body) as unknown;
-        items = Array.isArray(value)
-          ? value.map((v: unknown) => ({ ok: true, value: v }))
-          : [{ ok: true, value, source: { text: body } }];
+        value = JSON.parse(body) as unknown;
       } catch {
         // Not one JSON value: fall through to newline-delimited JSON.
       }
+      if (Array.isArray(value) && value.length > maxItems) throw tooManyItems(maxItems);
+      if (value !== undefined)
+        items = Array.isArray(value)
+          ? value.map((v: unknown) => ({ ok: true, value: v }))
+          : [{ ok: true, value, source: { text: body } }];
     }
   }
-  items ??= parseLines(body);
+  items ??= parseLines(body, maxItems);
   if (items.length === 0) throw new BodyError(400, 'Body holds no items.');
   if (!items.some((i) => i.ok)) throw new BodyError(400, 'Body is not valid JSON.');
   return items;
@@ -128,7 +152,7 @@ const blank = /^[ \n\r\t]*$/;
  * before. Each element's end is guessed (see Guesser) or, failing that, found by scanElement; either
  * way the elements are exactly those of JSON.parse(text).
  */
-function parseArray(text: string, guess: boolean): ParsedItem[] | undefined {
+function parseArray(text: string, guess: boolean, maxItems: number): ParsedItem[] | undefined {
   let start = 0;
   while (start < text.length && isJsonSpace(text.charCodeAt(start))) start++;
   if (text.charCodeAt(start) !== OPEN_ARRAY) return undefined;
@@ -157,6 +181,8 @@ function parseArray(text: string, guess: boolean): ParsedItem[] | undefined {
       }
     }
     start = end + 1;
+    // Counting here, not after the split, keeps a body of millions of tiny elements from being parsed.
+    if (items.length > maxItems) throw tooManyItems(maxItems);
     if (text.charCodeAt(end) === CLOSE_ARRAY) break;
   }
   for (let i = start; i < text.length; i++) if (!isJsonSpace(text.charCodeAt(i))) return undefined;

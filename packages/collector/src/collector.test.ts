@@ -160,17 +160,25 @@ describe('POST /v2/track and /v2.1/track', () => {
     expect(after).toHaveLength(14);
   });
 
-  it('answers 429 with Retry-After over the configured rate, each item marked retriable', async () => {
-    const t = await start({ maxItemsPerSecond: 10 });
+  it('answers 206 then 429 with Retry-After over the configured rate, each item over it marked retriable', async () => {
+    const t = await start({ maxItemsPerSecond: 2 });
     const batch = browserRequest(browserBatch(8));
-    expect((await post(t, batch.body, batch.headers)).status).toBe(200);
+    // The bucket holds one second's worth: two items are stored, the six others are named 429.
+    const partial = await post(t, batch.body, batch.headers);
+    expect(partial.status).toBe(206);
+    expect(Number(partial.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(partial.body.itemsAccepted).toBe(2);
+    expect(partial.body.errors.map((e) => [e.index, e.statusCode])).toEqual(
+      [2, 3, 4, 5, 6, 7].map((i) => [i, 429]),
+    );
+    // Nothing left (a token takes half a second to come back): the whole batch is to be resent.
     const answer = await post(t, batch.body, batch.headers);
     expect(answer.status).toBe(429);
     expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(answer.body.itemsAccepted).toBe(0);
     expect(answer.body.errors).toHaveLength(8);
     expect(answer.body.errors.every((e) => e.statusCode === 429)).toBe(true);
-    expect(await t.collector.store.count()).toBe(8);
+    expect(await t.collector.store.count()).toBe(2);
   });
 
   it('answers 503 with Retry-After when the store fails, and logs it', async () => {

@@ -3,7 +3,9 @@ import { BodyError, readBody } from './body.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { listPacked, type PackedItems } from './packed.js';
+import { listPacked, RS, type PackedItems } from './packed.js';
+import { RateLimits } from './rate-limit.js';
+import { StoreQuota } from './store-quota.js';
 import { createUsageQueries, type UsageQueries } from './queries.js';
 import { openWritableStore, ROW_GROUP_ROWS, type TelemetryStore } from './store.js';
 
@@ -19,10 +21,30 @@ export interface CollectorOptions {
   allowedOrigins: string[];
   /** Largest request body as sent (compressed), in bytes. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Largest body once gunzipped, in bytes. Default 8 × maxBodyBytes. */
+  /**
+   * Largest body once gunzipped, in bytes. Default 4 MiB: half the store's load run (store.ts), and the
+   * most memory one gzip body can take, whatever it inflates to.
+   */
   maxDecompressedBytes?: number;
-  /** Items accepted per second across all senders before answering 429. Default unlimited. */
+  /** Items one request may hold; a body with more is refused whole (413). Default 1,000. */
+  maxItemsPerRequest?: number;
+  /**
+   * Items accepted per second across all senders. Beyond it, the items over are answered 429 one by
+   * one (206 when some were stored), with Retry-After. Default unlimited.
+   */
   maxItemsPerSecond?: number;
+  /** The same per client address (see `trustProxy`). Default unlimited. */
+  maxItemsPerSecondPerSource?: number;
+  /**
+   * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
+   * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
+   * Otherwise the connection's address. Default false.
+   */
+  trustProxy?: boolean;
+  /** Bytes the data folder may hold; past it requests are answered 507 and nothing is stored. Default 5 GiB; 0: no quota. */
+  maxStoreBytes?: number;
+  /** How often the data folder is measured against `maxStoreBytes`. Default 10 s. */
+  storeCheckIntervalMs?: number;
   /** Items older than this many days are deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
   /** Where the collector reports what it does. Default: console. */
@@ -48,6 +70,7 @@ export interface BreezeResponse {
   errors: { index: number; statusCode: number; message: string }[];
 }
 
+const TOO_MANY = 'Too many items; retry later.';
 const TRACK_PATHS = new Set(['/v2/track', '/v2.1/track']);
 const DAY_MS = 86_400_000;
 /** Items allowed to wait for the journal before the collector answers 503. */
@@ -56,6 +79,10 @@ const MAX_QUEUED_ITEMS = 100_000;
 const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
 /** Seconds a client is asked to wait after 503 (store unavailable or behind). */
 const RETRY_AFTER_UNAVAILABLE = 10;
+/** Refused items listed in an answer; after as many, the rest of the body is not checked. */
+const MAX_REFUSED_ITEMS = 100;
+/** How often a repeated condition (store behind, store full) is logged, with how many requests it hit. */
+const LOG_INTERVAL_MS = 10_000;
 
 const consoleLogger: Logger = (level, message) => {
   const line = `[collector] ${message}`;
@@ -63,27 +90,6 @@ const consoleLogger: Logger = (level, message) => {
   else if (level === 'warn') console.warn(line);
   else console.info(line);
 };
-
-/** Token bucket over items: refills `rate` tokens a second up to one second's worth. */
-class RateLimit {
-  private tokens: number;
-  private last = Date.now();
-  constructor(private readonly rate: number) {
-    this.tokens = rate;
-  }
-  /** Takes `count` tokens, or returns the seconds to wait before that many are available. */
-  take(count: number): number {
-    const now = Date.now();
-    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) / 1000) * this.rate);
-    this.last = now;
-    // A batch larger than a second's worth passes when the bucket is full, else it never could.
-    if (this.tokens >= Math.min(count, this.rate)) {
-      this.tokens -= count;
-      return 0;
-    }
-    return Math.max(1, Math.ceil((Math.min(count, this.rate) - this.tokens) / this.rate));
-  }
-}
 
 function send(
   res: ServerResponse,
@@ -126,17 +132,83 @@ function retryLater(
   };
 }
 
+/**
+ * Some of a batch stored, the rest over the rate limit: each valid item not stored is marked 429,
+ * which the SDKs resend item by item (they drop the 400s).
+ */
+function partlyAccepted(
+  received: number,
+  checked: number,
+  invalid: ItemError[],
+  stored: number,
+  message: string,
+): BreezeResponse {
+  const refused = new Set(invalid.map((e) => e.index));
+  const errors = [...invalid];
+  let valid = 0;
+  for (let index = 0; index < checked; index++) {
+    if (!refused.has(index) && valid++ >= stored) errors.push({ index, statusCode: 429, message });
+  }
+  errors.sort((a, b) => a.index - b.index);
+  return { itemsReceived: received, itemsAccepted: stored, errors };
+}
+
+/** The first `count` packed rows (each ends with RS, which row text never holds unescaped). */
+function firstRows(items: PackedItems, count: number): PackedItems {
+  const chunks: string[] = [];
+  let left = count;
+  for (const chunk of items.chunks) {
+    if (left === 0) break;
+    let end = 0;
+    while (left > 0 && end < chunk.length) {
+      end = chunk.indexOf(RS, end) + 1;
+      if (end === 0) end = chunk.length;
+      left--;
+    }
+    chunks.push(chunk.slice(0, end));
+  }
+  return { count: count - left, chunks };
+}
+
+/** A function that calls `say` (with how often it was called since) at most once per `intervalMs`. */
+function throttled(intervalMs: number, say: (times: number) => void): () => void {
+  let times = 0;
+  let last = -Infinity;
+  return () => {
+    times++;
+    if (Date.now() - last < intervalMs) return;
+    say(times);
+    times = 0;
+    last = Date.now();
+  };
+}
+
+const requests = (n: number) => `${n} ${n === 1 ? 'request' : 'requests'}`;
+
 export async function createCollector(options: CollectorOptions): Promise<Collector> {
   const log = options.log ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
-  const maxDecompressedBytes = options.maxDecompressedBytes ?? 8 * maxBodyBytes;
+  const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
   const origins = new Set(options.allowedOrigins);
-  const rateLimit = options.maxItemsPerSecond ? new RateLimit(options.maxItemsPerSecond) : undefined;
+  const rateLimits =
+    options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
+      ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
+      : undefined;
   const retentionDays = options.retentionDays ?? 90;
+  const maxStoreBytes = options.maxStoreBytes ?? 5 * 1024 ** 3;
 
   const store = await openWritableStore(options.dataDir, { warn: (message) => log('warn', message) });
+  const quota =
+    maxStoreBytes > 0
+      ? await StoreQuota.start(options.dataDir, maxStoreBytes, options.storeCheckIntervalMs ?? 10_000)
+      : undefined;
   const ingest = startIngest(
-    { instrumentationKeys: options.instrumentationKeys, maxDecompressedBytes },
+    {
+      instrumentationKeys: options.instrumentationKeys,
+      maxDecompressedBytes,
+      maxItemsPerRequest: options.maxItemsPerRequest ?? 1_000,
+      maxRefusedItems: MAX_REFUSED_ITEMS,
+    },
     options.ingestWorker ?? true,
     log,
   );
@@ -182,21 +254,39 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     ...headers,
     'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
   });
-  /** Says the store is behind at most every 10 s (with how many requests were turned away), not per request. */
-  let shed = 0;
-  let lastShedLog = 0;
-  function logBehind(): void {
-    shed++;
-    if (Date.now() - lastShedLog < 10_000) return;
+  // Said at most every 10 s (with how many requests were turned away), not per request.
+  const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
     log(
       'warn',
-      `store is behind (${commits.queued + store.pending()} items waiting); answered 503 to ${shed} ${shed === 1 ? 'request' : 'requests'}`,
-    );
-    shed = 0;
-    lastShedLog = Date.now();
+      `store is behind (${commits.queued + store.pending()} items waiting); answered 503 to ${requests(times)}`,
+    ),
+  );
+  const logFull = throttled(LOG_INTERVAL_MS, (times) =>
+    log(
+      'error',
+      `store is full: ${options.dataDir} holds ${quota?.usedBytes} bytes, its quota is ${maxStoreBytes}; answered 507 to ${requests(times)}`,
+    ),
+  );
+
+  /** The client's address, for per-source limits. */
+  function source(req: IncomingMessage): string {
+    if (options.trustProxy) {
+      // Node joins repeated X-Forwarded-For headers with ', ', so the last entry is the proxy's.
+      const forwarded = String(req.headers['x-forwarded-for'] ?? '');
+      const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
+      if (last) return last;
+    }
+    return req.socket.remoteAddress ?? '';
   }
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
+    if (quota?.full) {
+      // Refused before reading: nothing more fits. Not a retry status, so the SDKs do not pile up resends.
+      logFull();
+      req.resume();
+      send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
+      return;
+    }
     if (behind(0)) {
       // Shed load before reading and validating what would be refused anyway: the SDKs resend the
       // whole batch after a 503.
@@ -232,23 +322,32 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       send(res, 503, retryLater(received, errors, 503, 'Collector is shutting down.'), busy(headers));
       return;
     }
-    const wait = accepted > 0 ? (rateLimit?.take(accepted) ?? 0) : 0;
-    if (wait > 0) {
-      send(res, 429, retryLater(received, errors, 429, 'Too many items; retry later.'), {
-        ...headers,
-        'Retry-After': String(wait),
-      });
-      return;
+    let stored = result.accepted;
+    let answer: BreezeResponse | undefined;
+    if (accepted > 0 && rateLimits) {
+      const { granted, retryAfter } = rateLimits.grant(source(req), accepted);
+      const wait = { ...headers, 'Retry-After': String(retryAfter) };
+      if (granted === 0) {
+        send(res, 429, retryLater(received, errors, 429, TOO_MANY), wait);
+        return;
+      }
+      if (granted < accepted) {
+        // What the buckets hold is stored; the rest is resent by the SDK, so nothing runs into debt.
+        stored = firstRows(stored, granted);
+        answer = partlyAccepted(received, result.checked, errors, granted, TOO_MANY);
+        headers = wait;
+      }
     }
 
-    if (accepted > 0) {
-      if (behind(accepted)) {
+    if (stored.count > 0) {
+      if (behind(stored.count)) {
         logBehind();
         send(res, 503, retryLater(received, errors, 503, 'Store is busy; retry later.'), busy(headers));
         return;
       }
       try {
-        await commits.add(result.accepted, accepted);
+        await commits.add(stored, stored.count);
+        quota?.add(stored.chunks.reduce((bytes, chunk) => bytes + chunk.length, 0));
       } catch (error) {
         log('error', `store write failed: ${String(error)}`);
         send(
@@ -261,8 +360,9 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       }
     }
     // 200 when everything was taken, 206 when some items were refused, 400 when none were.
-    const status = errors.length === 0 ? 200 : accepted > 0 ? 206 : 400;
-    send(res, status, { itemsReceived: received, itemsAccepted: accepted, errors }, headers);
+    answer ??= { itemsReceived: received, itemsAccepted: accepted, errors };
+    const status = answer.errors.length === 0 ? 200 : answer.itemsAccepted > 0 ? 206 : 400;
+    send(res, status, answer, headers);
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void {
@@ -306,6 +406,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     async close() {
       closing = true;
       clearInterval(pruneTimer);
+      quota?.stop();
       await ingest.close();
       await commits.drain();
       await store.close();

@@ -1,5 +1,7 @@
 export { createCollector } from './collector.js';
 export type { BreezeResponse, Collector, CollectorOptions, Logger, LogLevel } from './collector.js';
+export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
+export type { HttpLimits } from './http-limits.js';
 export { limits, telemetryTypes, validateEnvelope } from './contracts.js';
 export type { TelemetryItem, TelemetryType, Validation } from './contracts.js';
 export { openStore, storeFile } from './store.js';

@@ -1,4 +1,4 @@
-import { BodyError, decode, splitItems } from './body.js';
+import { BodyError, decode, splitItems, type ParsedItem } from './body.js';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
 import { packItems, type PackedItems } from './packed.js';
 
@@ -6,6 +6,10 @@ export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */
   instrumentationKeys: string[] | 'any';
   maxDecompressedBytes: number;
+  /** Items one body may hold; a body with more is refused whole (413). */
+  maxItemsPerRequest: number;
+  /** Refused items after which the rest of a body is not checked, and answers name no more. */
+  maxRefusedItems: number;
 }
 
 export interface ItemError {
@@ -14,9 +18,13 @@ export interface ItemError {
   message: string;
 }
 
-/** A body turned into items: those to store (packed for the store) and, by index, those refused. */
+/**
+ * A body turned into items: those to store (packed for the store) and, by index, those refused.
+ * `checked` items were validated; when validation stopped early (maxRefusedItems), the last error
+ * names the first unchecked index and how many items were left unchecked, none of them stored.
+ */
 export type IngestResult =
-  | { ok: true; received: number; accepted: PackedItems; errors: ItemError[] }
+  | { ok: true; received: number; checked: number; accepted: PackedItems; errors: ItemError[] }
   | { ok: false; statusCode: 400 | 413 | 415; message: string };
 
 export type Ingest = (body: Uint8Array, encoding?: string, contentType?: string) => Promise<IngestResult>;
@@ -32,15 +40,28 @@ export function createIngest(options: IngestOptions): Ingest {
   return async (body, encoding, contentType) => {
     try {
       const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const items = splitItems(await decode(raw, encoding, options.maxDecompressedBytes), contentType);
+      const text = await decode(raw, encoding, options.maxDecompressedBytes);
+      const items = splitItems(text, contentType, options.maxItemsPerRequest);
       const accepted: TelemetryItem[] = [];
       const errors: ItemError[] = [];
-      items.forEach((parsed, index) => {
+      let checked = 0;
+      // A body of refused items costs as much to check and to answer as it has items: after a few
+      // refusals the sender is not an SDK with a stray bad item, so the rest is not worth checking.
+      for (; checked < items.length && errors.length < options.maxRefusedItems; checked++) {
+        const parsed = items[checked] as ParsedItem;
         const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source) : parsed;
         if (result.ok) accepted.push(result.item);
-        else errors.push({ index, statusCode: 400, message: result.message });
-      });
-      return { ok: true, received: items.length, accepted: packItems(accepted, true), errors };
+        else errors.push({ index: checked, statusCode: 400, message: result.message });
+      }
+      if (checked < items.length) {
+        const left = items.length - checked;
+        errors.push({
+          index: checked,
+          statusCode: 400,
+          message: `Checking stopped after ${errors.length} refused items; this item and the ${left - 1} after it were not checked.`,
+        });
+      }
+      return { ok: true, received: items.length, checked, accepted: packItems(accepted, true), errors };
     } catch (error) {
       if (error instanceof BodyError)
         return { ok: false, statusCode: error.statusCode, message: error.message };
