@@ -23,8 +23,13 @@ export interface CollectorOptions {
   maxDecompressedBytes?: number;
   /** Items accepted per second across all senders before answering 429. Default unlimited. */
   maxItemsPerSecond?: number;
-  /** Items older than this many days are deleted at start and hourly. Default 90; 0 keeps everything. */
+  /** Items older than this many days are refused, and deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
+  /**
+   * How far back and ahead of the server's clock an item may be dated, in ms; items outside are refused
+   * (400 for that item). Default 48 hours back, 5 minutes ahead, as the ingestion service.
+   */
+  timeWindow?: { pastMs?: number; futureMs?: number };
   /** Where the collector reports what it does. Default: console. */
   log?: Logger;
   /** Decode and validate bodies in a worker thread (from the compiled package). Default true. */
@@ -136,7 +141,11 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
 
   const store = await openWritableStore(options.dataDir, { warn: (message) => log('warn', message) });
   const ingest = startIngest(
-    { instrumentationKeys: options.instrumentationKeys, maxDecompressedBytes },
+    {
+      instrumentationKeys: options.instrumentationKeys,
+      maxDecompressedBytes,
+      timeWindow: { ...options.timeWindow, retentionDays },
+    },
     options.ingestWorker ?? true,
     log,
   );

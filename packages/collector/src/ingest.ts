@@ -1,11 +1,13 @@
 import { BodyError, decode, splitItems } from './body.js';
-import { validateEnvelope, type TelemetryItem } from './contracts.js';
+import { validateEnvelope, type TelemetryItem, type TimeWindow } from './contracts.js';
 import { packItems, type PackedItems } from './packed.js';
 
 export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */
   instrumentationKeys: string[] | 'any';
   maxDecompressedBytes: number;
+  /** The event times accepted, judged against the clock when each body arrives. Default: none checked. */
+  timeWindow?: Omit<TimeWindow, 'now'>;
 }
 
 export interface ItemError {
@@ -35,8 +37,9 @@ export function createIngest(options: IngestOptions): Ingest {
       const items = splitItems(await decode(raw, encoding, options.maxDecompressedBytes), contentType);
       const accepted: TelemetryItem[] = [];
       const errors: ItemError[] = [];
+      const window = options.timeWindow && { ...options.timeWindow, now: Date.now() };
       items.forEach((parsed, index) => {
-        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source) : parsed;
+        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source, window) : parsed;
         if (result.ok) accepted.push(result.item);
         else errors.push({ index, statusCode: 400, message: result.message });
       });
