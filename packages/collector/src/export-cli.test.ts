@@ -1,9 +1,12 @@
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main as erase } from './erase-cli.js';
 import { main, parseExportArgs } from './export-cli.js';
-import { openStore } from './store.js';
+import { Journal } from './journal.js';
+import { packItems, RS } from './packed.js';
+import { openStore, rejectedFile } from './store.js';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
 import { browserBatch, browserContext, browserEnvelope } from './test-support/browser-envelopes.js';
 import { tempDataDir } from './test-support/server.js';
@@ -100,6 +103,34 @@ describe('telemetry:export', () => {
 
     vi.stubEnv('GATEHOUSE_DATA_DIR', '   ');
     expect((await run([])).code).toBe(2);
+  });
+});
+
+describe('telemetry:export on a data folder whose journal holds a record that cannot be loaded', () => {
+  it('moves the record aside, says where, and exports the rest', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const batch = browserBatch(4);
+    const store = await openStore(dataDir);
+    await store.append(batch.slice(0, 2).map(item));
+    await store.close();
+    // Written straight into a journal segment, as an older version could leave it: 9 MiB in one row.
+    const journal = await Journal.open(
+      path.join(dataDir, 'journal'),
+      { segment: 1000, offset: 0 },
+      () => undefined,
+    );
+    await journal.append([...packItems(batch.slice(2, 3).map(item)).chunks, `${'x'.repeat(9 << 20)}${RS}`]);
+    await journal.append(packItems(batch.slice(3).map(item)).chunks);
+    await journal.close();
+    vi.stubEnv('GATEHOUSE_DATA_DIR', dataDir);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+
+    const all = await run([]);
+    expect(all.code).toBe(0);
+    expect(ndjson(all.stdout)).toEqual(batch);
+    expect(warn.mock.calls.flat().join('\n')).toContain(`moved aside to ${rejectedFile(dataDir)}`);
+    expect(statSync(rejectedFile(dataDir)).size).toBe((9 << 20) + 1);
   });
 });
 
