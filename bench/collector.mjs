@@ -12,7 +12,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { createCollector, openStore, validateEnvelope } from '../packages/collector/dist/index.js';
-import { browserBatch, browserContext } from '../packages/collector/dist/test-support/browser-envelopes.js';
+import {
+  browserBatch,
+  browserContext,
+  SEQ_DIGITS,
+} from '../packages/collector/dist/test-support/browser-envelopes.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 32);
@@ -36,6 +40,20 @@ function bodies() {
 if (!isMainThread) {
   const { url, seconds, senders, maxRequests } = workerData;
   const prepared = bodies().map((body) => prepareRequest(url, body));
+  // The collector stores each item once, so every send carries new items: a fresh number is written
+  // into each envelope's fixed-width `seq`, in place, before the request goes out.
+  const SEQ = Buffer.from('"seq":"');
+  const seqOffsets = prepared.map((request) => {
+    const offsets = [];
+    for (let at = request.indexOf(SEQ); at >= 0; at = request.indexOf(SEQ, at + 1))
+      offsets.push(at + SEQ.length);
+    return offsets;
+  });
+  let seq = 1e9;
+  const fresh = (i) => {
+    for (const at of seqOffsets[i]) prepared[i].write(String(seq++).padStart(SEQ_DIGITS, '0'), at, 'latin1');
+    return prepared[i];
+  };
   const latencies = [];
   let accepted = 0;
   let failed = 0;
@@ -47,7 +65,7 @@ if (!isMainThread) {
     while (performance.now() < deadline && started < maxRequests) {
       started++;
       const t = performance.now();
-      const { status, text } = await connection.send(prepared[n++ % prepared.length]);
+      const { status, text } = await connection.send(fresh(n++ % prepared.length));
       // Latency of the batches stored; a batch refused (503 while the store catches up) is counted apart.
       if (status === 200) {
         latencies.push(performance.now() - t);
@@ -98,8 +116,14 @@ if (!isMainThread) {
     const sample = browserBatch(700).map((e) => validateEnvelope(e, () => true));
     const items = sample.filter((v) => v.ok).map((v) => v.item);
     const t0 = performance.now();
+    const seqOf = (envelope) => envelope.slice(envelope.indexOf('"seq":"'), envelope.indexOf('"seq":"') + 20);
     for (let done = 0; done < RAW_ITEMS; done += RAW_GROUP) {
-      const group = Array.from({ length: RAW_GROUP }, (_, i) => items[(done + i) % items.length]);
+      // Each item new (the store keeps each once): its seq renumbered, as the HTTP senders do.
+      const group = Array.from({ length: RAW_GROUP }, (_, i) => {
+        const item = items[(done + i) % items.length];
+        const seq = String(done + i).padStart(SEQ_DIGITS, '0');
+        return { ...item, envelope: item.envelope.replace(seqOf(item.envelope), `"seq":"${seq}"`) };
+      });
       await store.append(group);
     }
     if ((await store.count()) !== RAW_ITEMS) process.exitCode = 1;

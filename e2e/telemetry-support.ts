@@ -37,9 +37,14 @@ function parseEnvelopes(body: string): Envelope[] {
 /**
  * Records every telemetry post this page makes (XHR, fetch or beacon), what it carried and the
  * collector's answer, by passing each one through to the real collector. `down()` simulates an outage
- * of the endpoint (503). Also records every other request, to check where the browser talked to.
+ * of the endpoint (503). `holdAnswers()`: the collector gets the post and stores it, but its answer
+ * never reaches the page (as when the page goes before the answer arrives), so the SDK keeps the items
+ * to send again. Also records every other request, to check where the browser talked to.
  */
-export async function recordTelemetry(page: Page, options: { down?: () => boolean } = {}) {
+export async function recordTelemetry(
+  page: Page,
+  options: { down?: () => boolean; holdAnswers?: () => boolean } = {},
+) {
   const posts: Post[] = [];
   const requests: Request[] = [];
   page.on('request', (request) => requests.push(request));
@@ -54,8 +59,10 @@ export async function recordTelemetry(page: Page, options: { down?: () => boolea
       post.status = 503;
       return route.fulfill({ status: 503, headers: { 'retry-after': '1' }, body: '' });
     }
+    const hold = options.holdAnswers?.() ?? false;
     const response = await route.fetch();
     post.status = response.status();
+    if (hold) return; // Never answered; the page's navigation cancels the request.
     try {
       post.answer = JSON.parse((await response.body()).toString('utf8')) as Post['answer'];
       await route.fulfill({ response });

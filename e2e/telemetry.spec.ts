@@ -1,4 +1,4 @@
-import { expect, test, type BrowserContext, type Page, type Request } from '@playwright/test';
+import { expect, test, type Browser, type BrowserContext, type Page, type Request } from '@playwright/test';
 import { APP, APP_WITHOUT_PROVIDER, IDP } from '../playwright.config';
 import {
   ACCOUNTS,
@@ -32,6 +32,35 @@ function sdkChunkRequests(telemetry: { requests: Request[] }): string[] {
   return telemetry.requests
     .map((request) => request.url())
     .filter((url) => /\/assets\/sdk-[^/]*\.js$/.test(url));
+}
+
+/**
+ * How many page views named `name`, dated before `before`, the store holds for one session: read
+ * through the usage API as an admin (signed in in a browser context of its own).
+ */
+async function storedPageViews(browser: Browser, sessionId: string, name: string, before: number) {
+  const context = await browser.newContext();
+  try {
+    const admin = await context.newPage();
+    await admin.goto(APP);
+    await signIn(admin, ACCOUNTS.admin);
+    const { access_token } = await sessionTokens(admin);
+    const answer = await admin.request.get(
+      `${APP}/api/usage/sessions/${encodeURIComponent(sessionId)}/timeline`,
+      {
+        headers: { Authorization: `Bearer ${access_token}` },
+      },
+    );
+    expect(answer.status()).toBe(200);
+    const timeline = (await answer.json()) as {
+      items: { type: string; name: string | null; time: string }[];
+    };
+    return timeline.items.filter(
+      (item) => item.type === 'pageview' && item.name === name && Date.parse(item.time) < before,
+    ).length;
+  } finally {
+    await context.close();
+  }
 }
 
 async function accept(page: Page) {
@@ -211,7 +240,7 @@ test('sign-out clears the authenticated user, and the leak scan covers the sign-
   }
 });
 
-test('unsent items survive a reload and are sent when the endpoint is back', async ({ page }) => {
+test('unsent items survive a reload and are sent when the endpoint is back', async ({ page, browser }) => {
   test.setTimeout(90_000);
   let down = true;
   const telemetry = await recordTelemetry(page, { down: () => down });
@@ -243,9 +272,45 @@ test('unsent items survive a reload and are sent when the endpoint is back', asy
           e.data.baseData.name === 'Not found' &&
           Date.parse(e.time) < reloadedAt,
       ).length;
-  // At least once: the SDK may also have beaconed it at the reload's page hide, once the endpoint was
-  // back, before the new page resent it from its buffer (the collector does not deduplicate yet).
+  // Delivered at least once (the SDK may also have beaconed it at the reload's page hide, once the
+  // endpoint was back, before the new page resent it from its buffer), and stored exactly once.
   await expect.poll(deliveredFromBefore, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+  const sessionId = telemetry.ofType('PageviewData')[0]?.tags['ai.session.id'] ?? '';
+  expect(await storedPageViews(browser, sessionId, 'Not found', reloadedAt)).toBe(1);
+});
+
+test('an item the SDK delivers twice across a reload is stored once', async ({ page, browser }) => {
+  test.setTimeout(90_000);
+  // The collector stores the page view, but the answer never reaches the page: the SDK keeps the item
+  // in its session buffer and, after the reload, sends it again.
+  let hold = true;
+  const telemetry = await recordTelemetry(page, { holdAnswers: () => hold });
+  await page.goto('/nowhere-sent-twice');
+  await accept(page);
+  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await waitForSdk(page);
+  const first = () =>
+    telemetry.posts
+      .filter((post) => post.status === 200)
+      .flatMap((post) => post.envelopes)
+      .filter((e) => e.data.baseType === 'PageviewData' && e.data.baseData.name === 'Not found');
+  await expect.poll(() => first().length, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+  const original = first()[0]!;
+  const sameItem = () => first().filter((e) => JSON.stringify(e) === JSON.stringify(original)).length;
+
+  hold = false;
+  const reloadedAt = Date.now();
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
+  await waitForSdk(page);
+  await hidePage(page);
+  // The very same envelope reached the collector twice (or more)...
+  await expect.poll(sameItem, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+  // ...and the store holds it once.
+  expect(Date.parse(original.time)).toBeLessThan(reloadedAt);
+  expect(await storedPageViews(browser, original.tags['ai.session.id'] ?? '', 'Not found', reloadedAt)).toBe(
+    1,
+  );
 });
 
 test('when the SDK cannot load, the app works as before', async ({ page }) => {

@@ -125,6 +125,46 @@ export const openApiDocument = {
         schema: { type: 'integer', minimum: 1, maximum: SESSIONS_LIMIT_MAX, default: 50 },
       },
     ]),
+    '/usage/users/{id}/export': {
+      get: {
+        tags: ['usage'],
+        summary: 'Every item stored for one user, as NDJSON envelopes (an access request)',
+        security: [{ bearer: [] }],
+        parameters: [{ $ref: '#/components/parameters/UserId' }],
+        responses: {
+          '200': {
+            description:
+              'One Application Insights envelope per line, oldest first; empty when nothing is stored (sent with Cache-Control: no-store and as an attachment)',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } } },
+          },
+          ...errors,
+        },
+      },
+    },
+    '/usage/users/{id}': {
+      delete: {
+        tags: ['usage'],
+        summary:
+          'Erases every item stored for one user, those not yet loaded from the journal included (an erasure request)',
+        security: [{ bearer: [] }],
+        parameters: [{ $ref: '#/components/parameters/UserId' }],
+        responses: {
+          '200': {
+            description: 'How many items were erased (sent with Cache-Control: no-store)',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['erased'],
+                  properties: { erased: { ...count, description: 'Items erased' } },
+                },
+              },
+            },
+          },
+          ...errors,
+        },
+      },
+    },
     '/usage/sessions/{id}/timeline': (() => {
       const path = usageGet('One session’s items in time order (at most 1,000)', 'SessionTimeline', [
         {
@@ -144,6 +184,16 @@ export const openApiDocument = {
     })(),
   },
   components: {
+    parameters: {
+      UserId: {
+        name: 'id',
+        in: 'path',
+        required: true,
+        description:
+          'A user id: the pseudonymous id of a signed-in user (ai.user.authUserId), or the SDK’s anonymous id (ai.user.id); items with either equal to it match',
+        schema: { type: 'string', pattern: SESSION_ID_PATTERN },
+      },
+    },
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     responses: {
       BadRequest: {

@@ -213,6 +213,51 @@ describe('the usage API', () => {
   });
 });
 
+describe("one user's export and erasure", () => {
+  it('exports one user as NDJSON and erases them, admins only', async () => {
+    const leaver = (n: number) => ({
+      time: new Date(Date.now() - n * 1000).toISOString(),
+      iKey: IKEY,
+      name: 'Microsoft.ApplicationInsights.Event',
+      tags: { 'ai.session.id': 'sess-2', 'ai.user.id': 'anon-2', 'ai.user.authUserId': 'leaver-pseudonym' },
+      data: { baseType: 'EventData', baseData: { ver: 2, name: `clicked ${n}` } },
+    });
+    const sent = [leaver(2), leaver(1)];
+    const posted = await fetch(`${base}/v2/track`, { method: 'POST', body: JSON.stringify(sent) });
+    expect(posted.status).toBe(200);
+    const admin = { authorization: `Bearer ${await token(['admin'])}` };
+    const member = { authorization: `Bearer ${await token(['member'])}` };
+
+    const path = `${base}/api/usage/users/leaver-pseudonym`;
+    for (const [method, url] of [
+      ['GET', `${path}/export`],
+      ['DELETE', path],
+    ] as const) {
+      expect((await fetch(url, { method })).status).toBe(401);
+      expect((await fetch(url, { method, headers: member })).status).toBe(403);
+    }
+    const exported = await fetch(`${path}/export`, { headers: admin });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    expect(exported.headers.get('cache-control')).toBe('no-store');
+    const lines = (await exported.text()).trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(sent);
+
+    const erased = await fetch(path, { method: 'DELETE', headers: admin });
+    expect(erased.status).toBe(200);
+    expect(await erased.json()).toEqual({ erased: 2 });
+    expect(await (await fetch(`${path}/export`, { headers: admin })).text()).toBe('');
+    // Nobody else's items went.
+    expect(await collector.store.count({ user: 'anon-1' })).toBe(2);
+
+    const bad = await fetch(`${base}/api/usage/users/${encodeURIComponent('no spaces')}`, {
+      method: 'DELETE',
+      headers: admin,
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('the OpenAPI description', () => {
   it('is served publicly and describes every implemented route', async () => {
     const served = await get('/api/openapi.json');
@@ -228,12 +273,15 @@ describe('the OpenAPI description', () => {
     const routes = (router.stack as { route?: { path: string } }[])
       .flatMap((layer) => (layer.route ? [layer.route.path] : []))
       .map((path) => `/usage${path.replace(/:(\w+)/g, '{$1}')}`);
-    expect(routes).toHaveLength(7);
+    expect(routes).toHaveLength(9);
     const documented = Object.keys(openApiDocument.paths);
     expect(documented.sort()).toEqual([...routes, '/me', '/openapi.json'].sort());
-    for (const path of documented) {
+    for (const [path, methods] of Object.entries(openApiDocument.paths)) {
       const concrete = path.replace('{id}', 'sess-1');
-      expect((await get(`/api${concrete}`)).status, path).not.toBe(404);
+      for (const method of Object.keys(methods)) {
+        const response = await fetch(`${base}/api${concrete}`, { method: method.toUpperCase() });
+        expect(response.status, `${method} ${path}`).not.toBe(404);
+      }
     }
   });
 });

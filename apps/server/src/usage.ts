@@ -1,4 +1,5 @@
-import { SESSION_ID, SESSIONS_LIMIT, usageRanges, type UsageQueries } from '@gatehouse/collector';
+import { once } from 'node:events';
+import { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges, type UsageQueries } from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { requireBearer, type ApiUser } from './auth/bearer.js';
@@ -31,6 +32,9 @@ const sessionsQuery = z.strictObject({
 });
 const sessionParams = z.object({
   id: z.string().regex(SESSION_ID, 'must be a session id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
+});
+const userParams = z.object({
+  id: z.string().regex(USER_ID, 'must be a user id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
 });
 
 /** One message naming every bad parameter: "range must be one of …; limit must be …". */
@@ -107,6 +111,44 @@ export function createUsageRouter({ verify, queries }: UsageRouterOptions): expr
     answer((req) => {
       const { range, limit } = parse(sessionsQuery, req.query);
       return queries.sessions(limit === undefined ? { range } : { range, limit });
+    }),
+  );
+  // One user's items, for access and erasure requests (README: "Access and erasure requests").
+  router.get('/users/:id/export', async (req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    let user: string;
+    try {
+      ({ id: user } = parse(userParams, req.params));
+      parse(z.strictObject({}), req.query);
+    } catch (error) {
+      if (error instanceof BadRequest)
+        return void res.status(400).json({ error: 'invalid_request', message: error.message });
+      return next(error);
+    }
+    res.attachment(`telemetry-${user.replace(/[^\w.-]/g, '_')}.ndjson`);
+    res.type('application/x-ndjson'); // (after attachment, which would type it by the file name)
+    try {
+      let chunk = '';
+      for await (const envelope of queries.userItems(user)) {
+        chunk += `${JSON.stringify(envelope)}\n`;
+        // In chunks of about 64 KB, waiting when the client reads slower than the store yields.
+        if (chunk.length > 65_536) {
+          if (!res.write(chunk)) await once(res, 'drain');
+          chunk = '';
+        }
+      }
+      res.end(chunk);
+    } catch (error) {
+      if (!res.headersSent) return next(error);
+      res.destroy(error as Error); // The client sees a cut answer, never a partial one that looks whole.
+    }
+  });
+  router.delete(
+    '/users/:id',
+    answer(async (req) => {
+      const { id } = parse(userParams, req.params);
+      parse(z.strictObject({}), req.query);
+      return { erased: await queries.eraseUser(id) };
     }),
   );
   router.get(

@@ -3,7 +3,7 @@ import { BodyError, readBody } from './body.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { listPacked, RS, type PackedItems } from './packed.js';
+import { listPacked, selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
 import { StoreQuota } from './store-quota.js';
 import { createUsageQueries, type UsageQueries } from './queries.js';
@@ -45,8 +45,13 @@ export interface CollectorOptions {
   maxStoreBytes?: number;
   /** How often the data folder is measured against `maxStoreBytes`. Default 10 s. */
   storeCheckIntervalMs?: number;
-  /** Items older than this many days are deleted at start and hourly. Default 90; 0 keeps everything. */
+  /** Items older than this many days are refused, and deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
+  /**
+   * How far back and ahead of the server's clock an item may be dated, in ms; items outside are refused
+   * (400 for that item). Default 48 hours back, 5 minutes ahead, as the ingestion service.
+   */
+  timeWindow?: { pastMs?: number; futureMs?: number };
   /** Where the collector reports what it does. Default: console. */
   log?: Logger;
   /** Decode and validate bodies in a worker thread (from the compiled package). Default true. */
@@ -153,21 +158,9 @@ function partlyAccepted(
   return { itemsReceived: received, itemsAccepted: stored, errors };
 }
 
-/** The first `count` packed rows (each ends with RS, which row text never holds unescaped). */
+/** The first `count` packed rows. */
 function firstRows(items: PackedItems, count: number): PackedItems {
-  const chunks: string[] = [];
-  let left = count;
-  for (const chunk of items.chunks) {
-    if (left === 0) break;
-    let end = 0;
-    while (left > 0 && end < chunk.length) {
-      end = chunk.indexOf(RS, end) + 1;
-      if (end === 0) end = chunk.length;
-      left--;
-    }
-    chunks.push(chunk.slice(0, end));
-  }
-  return { count: count - left, chunks };
+  return selectPacked(items, (index) => index < count);
 }
 
 /** A function that calls `say` (with how often it was called since) at most once per `intervalMs`. */
@@ -208,6 +201,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       maxDecompressedBytes,
       maxItemsPerRequest: options.maxItemsPerRequest ?? 1_000,
       maxRefusedItems: MAX_REFUSED_ITEMS,
+      timeWindow: { ...options.timeWindow, retentionDays },
     },
     options.ingestWorker ?? true,
     log,

@@ -313,7 +313,8 @@ describe('the fast path of validateEnvelope', () => {
     const item = accepted(envelope);
     const fromText = validateEnvelope(envelope, any, { text, depth: 3 });
     expect(fromText).toEqual({ ok: true, item: { ...item, envelope: text.trim() } });
-    // A short text whose value re-serialises past 64 KB: still refused (1e20 writes 21 digits).
+    // What is stored is what is measured: a short text is stored as it is, even where its value would
+    // re-serialise past 64 KB (1e20 writes 21 digits).
     const numbers = Array.from({ length: 3200 }, () => 1e20);
     const big = { ...browserEnvelope('event'), extra: numbers };
     const bigText = JSON.stringify({ ...big, extra: '@' }).replace(
@@ -321,7 +322,17 @@ describe('the fast path of validateEnvelope', () => {
       `[${numbers.map(() => '1e20').join(',')}]`,
     );
     expect(Buffer.byteLength(bigText)).toBeLessThan(limits.itemBytes);
-    expect(validateEnvelope(big, any, { text: bigText })).toEqual({
+    expect(validateEnvelope(big, any, { text: bigText })).toMatchObject({
+      ok: true,
+      item: { envelope: bigText },
+    });
+    // A text padded past the limit (8 MiB of whitespace inside) is stored compact, as re-serialised.
+    const padded = JSON.stringify(envelope).replace('"name":', `"name":${' '.repeat(8 * 1024 * 1024)}`);
+    const compact = validateEnvelope(envelope, any, { text: padded });
+    expect(compact).toEqual({ ok: true, item: { ...item, envelope: JSON.stringify(envelope) } });
+    // Past the limit either way: refused.
+    const huge = { ...envelope, extra: 'x'.repeat(limits.itemBytes) };
+    expect(validateEnvelope(huge, any, { text: ` ${JSON.stringify(huge)} ` })).toEqual({
       ok: false,
       message: 'Item is larger than 65536 bytes.',
     });

@@ -537,12 +537,40 @@ export interface EnvelopeSource {
 }
 
 /**
- * JSON.stringify of a parsed value is at most this many times as long, in UTF-8 bytes, as the text it
- * was parsed from: strings never grow (their escapes are as long or longer than what stringify
- * writes), whitespace and duplicate keys only shrink, and the worst number is `1e20` (4 bytes) written
- * as `100000000000000000000` (21 bytes).
+ * The window of event times the collector accepts, as the ingestion service has one: older items would
+ * rewrite periods already reported (and could be back-dated at will), later ones would sit in the
+ * future (an item dated 9999 would never expire).
  */
-const STRINGIFY_GROWTH = 6;
+export interface TimeWindow {
+  /** The time to judge by (epoch ms); the caller's clock, read once per batch. */
+  now: number;
+  /** How far back an item may be dated, in ms. Default 48 hours. */
+  pastMs?: number;
+  /** How far ahead an item may be dated, in ms (clocks drift). Default 5 minutes. */
+  futureMs?: number;
+  /** Items older than this many days are deleted by retention: refused too. 0 or absent: no retention. */
+  retentionDays?: number;
+}
+
+export const DEFAULT_PAST_MS = 48 * 3_600_000;
+export const DEFAULT_FUTURE_MS = 5 * 60_000;
+
+/** Why `time` is outside `window`, in the service's words, or undefined when it is inside. */
+export function outsideWindow(time: number, window: TimeWindow): string | undefined {
+  const retentionMs = window.retentionDays ? window.retentionDays * 86_400_000 : Infinity;
+  const pastMs = window.pastMs ?? DEFAULT_PAST_MS;
+  const min = window.now - Math.min(pastMs, retentionMs);
+  const max = window.now + (window.futureMs ?? DEFAULT_FUTURE_MS);
+  const actual = new Date(time).toISOString();
+  if (time < min) {
+    const why =
+      retentionMs < pastMs ? `the retention period (${window.retentionDays} days)` : 'the allowed min date';
+    return `Field 'time' on type 'Envelope' is older than ${why}. Expected: time >= ${new Date(min).toISOString()}, Actual: ${actual}.`;
+  }
+  if (time > max)
+    return `Field 'time' on type 'Envelope' is later than the allowed max date. Expected: time <= ${new Date(max).toISOString()}, Actual: ${actual}.`;
+  return undefined;
+}
 
 /**
  * Validates one parsed envelope against the contracts and limits, and extracts its columns.
@@ -553,8 +581,9 @@ export function validateEnvelope(
   value: unknown,
   acceptsKey: (iKey: string) => boolean,
   source?: EnvelopeSource,
+  window?: TimeWindow,
 ): Validation {
-  return validate(value, acceptsKey, source, true);
+  return validate(value, acceptsKey, source, true, window);
 }
 
 /** validateEnvelope with zod alone, the reference the fast path is tested against. */
@@ -567,6 +596,7 @@ function validate(
   acceptsKey: (iKey: string) => boolean,
   source: EnvelopeSource | undefined,
   useFast: boolean,
+  window?: TimeWindow,
 ): Validation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'Item is not a JSON object.' };
@@ -576,20 +606,16 @@ function validate(
   // less than the value's, so only a deep text needs the walk.
   if (!(source?.depth !== undefined && source.depth <= MAX_DEPTH) && deeperThan(value, MAX_DEPTH))
     return { ok: false, message: 'Item is nested too deeply.' };
-  let json: string;
-  if (source) {
-    json = source.text.trim();
-    // The limit is on the value re-serialised, as without `source`; a short text cannot exceed it.
-    const bound = (bytes: number) => bytes * STRINGIFY_GROWTH <= limits.itemBytes;
-    const small = bound(json.length * 3) || bound(Buffer.byteLength(json));
-    if (!small && Buffer.byteLength(JSON.stringify(value)) > limits.itemBytes)
-      return { ok: false, message: `Item is larger than ${limits.itemBytes} bytes.` };
-  } else {
+  // What is stored is what is measured against the limit: the text as received when it is within it
+  // (nearly always), else the value re-serialised (padding and whitespace gone), which must be.
+  let json = source?.text.trim();
+  if (
+    json === undefined ||
+    !(json.length * 3 <= limits.itemBytes || Buffer.byteLength(json) <= limits.itemBytes)
+  )
     json = JSON.stringify(value);
-    if (Buffer.byteLength(json) > limits.itemBytes) {
-      return { ok: false, message: `Item is larger than ${limits.itemBytes} bytes.` };
-    }
-  }
+  if (json.length * 3 > limits.itemBytes && Buffer.byteLength(json) > limits.itemBytes)
+    return { ok: false, message: `Item is larger than ${limits.itemBytes} bytes.` };
   let e: z.infer<typeof envelope>;
   let time = useFast ? fastEnvelope(value as Obj) : undefined;
   if (time !== undefined) {
@@ -601,6 +627,8 @@ function validate(
     time = Date.parse(e.time);
   }
   if (!acceptsKey(e.iKey)) return { ok: false, message: 'Invalid instrumentation key' };
+  const late = window && outsideWindow(time, window);
+  if (late) return { ok: false, message: late };
   const baseType = e.data.baseType.toLowerCase();
   const kind = Object.hasOwn(baseTypes, baseType) ? baseTypes[baseType] : undefined;
   if (!kind) return { ok: false, message: `Field 'data.baseType' '${e.data.baseType}' is not supported.` };

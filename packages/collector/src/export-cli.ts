@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
- * `telemetry:export [--since <ISO time>] [--type <kind>]`: prints stored items as newline-delimited
- * JSON envelopes, oldest first, for backups and piping (the output can be posted back to /v2/track).
+ * `telemetry:export [--since <ISO time>] [--type <kind>] [--user <id>]`: prints stored items as
+ * newline-delimited JSON envelopes, oldest first, for backups, piping (the output can be posted back to
+ * /v2/track) and a user's access request (`--user`: one pseudonymous user id, or an SDK user id).
  */
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -9,15 +10,15 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { telemetryTypes, type TelemetryType } from './contracts.js';
 import { readStoreSettings } from './settings.js';
-import { openStore, storeFile, type ExportFilter } from './store.js';
+import { openStore, storeFile, type ExportFilter, type TelemetryStore } from './store.js';
 
-const usage = `Usage: telemetry:export [--since <ISO time>] [--type ${telemetryTypes.join('|')}]`;
+const usage = `Usage: telemetry:export [--since <ISO time>] [--type ${telemetryTypes.join('|')}] [--user <id>]`;
 
 /** Turns the command line into a filter, or throws an Error whose message is for the user. */
 export function parseExportArgs(args: string[]): ExportFilter {
   const { values } = parseArgs({
     args,
-    options: { since: { type: 'string' }, type: { type: 'string' } },
+    options: { since: { type: 'string' }, type: { type: 'string' }, user: { type: 'string' } },
     strict: true,
     allowPositionals: false,
   });
@@ -33,49 +34,41 @@ export function parseExportArgs(args: string[]): ExportFilter {
     }
     filter.type = values.type as TelemetryType;
   }
+  if (values.user !== undefined) filter.user = parseUser(values.user);
   return filter;
 }
 
-/** Runs the command; resolves to the process exit code. */
-export async function main(
-  args: string[],
-  out: NodeJS.WritableStream = process.stdout,
-  err: NodeJS.WritableStream = process.stderr,
+/** A user id as given on the command line: not empty, nor only spaces. */
+export function parseUser(user: string): string {
+  if (user.trim() === '') throw new Error('--user must name a user id.');
+  return user;
+}
+
+/**
+ * Opens the store of GATEHOUSE_DATA_DIR (loading what its journal still holds, as a server start
+ * would), runs `use` and closes it; resolves to the exit code, or 1 when there is no store.
+ */
+export async function withStore(
+  err: NodeJS.WritableStream,
+  use: (store: TelemetryStore) => Promise<void>,
 ): Promise<number> {
-  let filter: ExportFilter;
-  let dataDir: string;
-  try {
-    filter = parseExportArgs(args);
-    dataDir = readStoreSettings().dataDir;
-  } catch (error) {
-    err.write(`${(error as Error).message}\n${usage}\n`);
-    return 2;
-  }
+  const { dataDir } = readStoreSettings();
   if (!existsSync(storeFile(dataDir))) {
     err.write(`No telemetry store in ${dataDir} (set GATEHOUSE_DATA_DIR).\n`);
     return 1;
   }
-  // Opening loads what the journal still holds (a crash can leave some), as a server start would.
   const store = await openStore(dataDir);
   try {
-    let chunk = '';
-    for await (const envelope of store.export(filter)) {
-      chunk += JSON.stringify(envelope) + '\n';
-      // Write in chunks of about 64 KB and respect backpressure, so piping a large store stays flat.
-      if (chunk.length > 65_536) {
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
-      }
-    }
-    if (chunk) out.write(chunk);
+    await use(store);
   } finally {
     await store.close();
   }
   return 0;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  // A closed pipe (`| head`) is a normal end for this command, not an error.
+/** Runs a command's `main` as the process, exiting with its code. */
+export function runCommand(main: (args: string[]) => Promise<number>): void {
+  // A closed pipe (`| head`) is a normal end for these commands, not an error.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
@@ -90,3 +83,33 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     },
   );
 }
+
+/** Runs the command; resolves to the process exit code. */
+export async function main(
+  args: string[],
+  out: NodeJS.WritableStream = process.stdout,
+  err: NodeJS.WritableStream = process.stderr,
+): Promise<number> {
+  let filter: ExportFilter;
+  try {
+    filter = parseExportArgs(args);
+    readStoreSettings();
+  } catch (error) {
+    err.write(`${(error as Error).message}\n${usage}\n`);
+    return 2;
+  }
+  return withStore(err, async (store) => {
+    let chunk = '';
+    for await (const envelope of store.export(filter)) {
+      chunk += JSON.stringify(envelope) + '\n';
+      // Write in chunks of about 64 KB and respect backpressure, so piping a large store stays flat.
+      if (chunk.length > 65_536) {
+        if (!out.write(chunk)) await once(out, 'drain');
+        chunk = '';
+      }
+    }
+    if (chunk) out.write(chunk);
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) runCommand(main);

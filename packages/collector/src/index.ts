@@ -8,7 +8,14 @@ export { openStore, storeFile } from './store.js';
 export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store.js';
 export { readStoreSettings } from './settings.js';
 export type { StoreSettings } from './settings.js';
-export { createUsageQueries, rangeSpecs, SESSION_ID, SESSIONS_LIMIT, usageRanges } from './queries.js';
+export {
+  createUsageQueries,
+  rangeSpecs,
+  SESSION_ID,
+  SESSIONS_LIMIT,
+  USER_ID,
+  usageRanges,
+} from './queries.js';
 export type {
   DependencyRow,
   ExceptionGroup,

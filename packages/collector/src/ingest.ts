@@ -1,5 +1,5 @@
 import { BodyError, decode, splitItems, type ParsedItem } from './body.js';
-import { validateEnvelope, type TelemetryItem } from './contracts.js';
+import { validateEnvelope, type TelemetryItem, type TimeWindow } from './contracts.js';
 import { packItems, type PackedItems } from './packed.js';
 
 export interface IngestOptions {
@@ -10,6 +10,8 @@ export interface IngestOptions {
   maxItemsPerRequest: number;
   /** Refused items after which the rest of a body is not checked, and answers name no more. */
   maxRefusedItems: number;
+  /** The event times accepted, judged against the clock when each body arrives. Default: none checked. */
+  timeWindow?: Omit<TimeWindow, 'now'>;
 }
 
 export interface ItemError {
@@ -44,12 +46,13 @@ export function createIngest(options: IngestOptions): Ingest {
       const items = splitItems(text, contentType, options.maxItemsPerRequest);
       const accepted: TelemetryItem[] = [];
       const errors: ItemError[] = [];
+      const window = options.timeWindow && { ...options.timeWindow, now: Date.now() };
       let checked = 0;
       // A body of refused items costs as much to check and to answer as it has items: after a few
       // refusals the sender is not an SDK with a stray bad item, so the rest is not worth checking.
       for (; checked < items.length && errors.length < options.maxRefusedItems; checked++) {
         const parsed = items[checked] as ParsedItem;
-        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source) : parsed;
+        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source, window) : parsed;
         if (result.ok) accepted.push(result.item);
         else errors.push({ index: checked, statusCode: 400, message: result.message });
       }

@@ -147,8 +147,13 @@ export class Journal {
     }
   }
 
-  close(): Promise<void> {
+  /** Ends the segment appended to (the next append starts another), so a load can finish it and let it go. */
+  seal(): Promise<void> {
     return this.serially(() => this.endSegment());
+  }
+
+  close(): Promise<void> {
+    return this.seal();
   }
 
   /** Writes the chunks and their trailer into `buffer`; returns the length. */

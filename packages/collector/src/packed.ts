@@ -1,4 +1,5 @@
 import type { TelemetryItem } from './contracts.js';
+import { itemKey } from './item-identity.js';
 
 /**
  * Accepted items packed for the store (`packItems`): what the ingest worker hands the event loop, one
@@ -8,6 +9,8 @@ export interface PackedItems {
   count: number;
   /** Runs of rows packed by `packRow` (each row followed by RS), in order. */
   chunks: string[];
+  /** Each item's identity (item-identity.ts), in the same order: what the store deduplicates by. */
+  keys: number[];
 }
 
 /*
@@ -100,11 +103,35 @@ function packRow(i: TelemetryItem, fromJson: boolean): string {
  */
 export function packItems(items: readonly TelemetryItem[], fromJson = false): PackedItems {
   let rows = '';
-  for (const item of items) rows += packRow(item, fromJson);
-  return { count: items.length, chunks: rows ? [rows] : [] };
+  const keys: number[] = [];
+  for (const item of items) {
+    rows += packRow(item, fromJson);
+    keys.push(itemKey(item.envelope));
+  }
+  return { count: items.length, chunks: rows ? [rows] : [], keys };
+}
+
+/**
+ * Only the items of `packed` whose index `keep` accepts, in order (their rows split apart at RS, which
+ * never occurs inside a packed row).
+ */
+export function selectPacked(packed: PackedItems, keep: (index: number) => boolean): PackedItems {
+  const rows = packed.chunks.join('').split(RS);
+  let kept = '';
+  const keys: number[] = [];
+  packed.keys.forEach((key, index) => {
+    if (!keep(index)) return;
+    kept += rows[index] + RS;
+    keys.push(key);
+  });
+  return { count: keys.length, chunks: kept ? [kept] : [], keys };
 }
 
 /** Several packed batches as one, in order. */
 export function listPacked(batches: readonly PackedItems[]): PackedItems {
-  return { count: batches.reduce((n, b) => n + b.count, 0), chunks: batches.flatMap((b) => b.chunks) };
+  return {
+    count: batches.reduce((n, b) => n + b.count, 0),
+    chunks: batches.flatMap((b) => b.chunks),
+    keys: batches.flatMap((b) => b.keys),
+  };
 }

@@ -89,7 +89,8 @@ const fixtures = [
 
 let running: TestCollector;
 beforeAll(async () => {
-  running = await startTestCollector({ retentionDays: 0 });
+  // NOW is the start of today (UTC): its previous period reaches back past the default 48 h window.
+  running = await startTestCollector({ retentionDays: 0, timeWindow: { pastMs: 3 * DAY } });
   // Through the ingestion path, as the browser SDK sends them (shuffled: order must not matter).
   const shuffled = [...fixtures].reverse();
   const { body, headers } = browserRequest(shuffled);

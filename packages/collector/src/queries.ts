@@ -1,4 +1,5 @@
 import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import type { Envelope, TelemetryStore } from './store.js';
 
 /**
  * The usage dashboard's queries over the collector's `items` table (docs/decisions/0004-collector-store.md):
@@ -149,12 +150,22 @@ export interface UsageQueries {
   sessions(options?: UsageOptions & { limit?: number }): Promise<Period & { sessions: SessionRow[] }>;
   /** null when no item of the session is stored. */
   sessionTimeline(sessionId: string): Promise<SessionTimeline | null>;
+  /** Every stored envelope of one user (pseudonymous or SDK user id), for an access request. */
+  userItems(userId: string): AsyncIterable<Envelope>;
+  /** Deletes them all (journal included), for an erasure request; resolves to how many. */
+  eraseUser(userId: string): Promise<number>;
 }
 
-/** What the queries need of the store: a parameterised read (WritableStore.read). */
-export interface UsageReader {
+/**
+ * What the queries need of the store: a parameterised read (WritableStore.read), and one user's
+ * export and erasure.
+ */
+export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
   read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
 }
+
+/** What a user id (ai.user.authUserId or ai.user.id) may look like in the API: as a session id. */
+export const USER_ID = SESSION_ID;
 
 const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -411,6 +422,16 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
           };
         }),
       };
+    },
+
+    userItems(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      return reader.export({ user: userId });
+    },
+
+    eraseUser(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      return reader.erase(userId);
     },
 
     async sessionTimeline(sessionId) {

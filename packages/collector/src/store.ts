@@ -1,5 +1,5 @@
 import { mkdirSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { appendFile, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import {
   DuckDBInstance,
@@ -7,9 +7,18 @@ import {
   type DuckDBConnection,
   type DuckDBValue,
 } from '@duckdb/node-api';
-import type { TelemetryItem, TelemetryType } from './contracts.js';
+import { DEFAULT_FUTURE_MS, DEFAULT_PAST_MS, type TelemetryItem, type TelemetryType } from './contracts.js';
+import { ITEM_KEY_SQL, RecentKeys } from './item-identity.js';
 import { Journal, type JournalPosition } from './journal.js';
-import { FS_BYTE, GS_BYTE, packItems, RS_BYTE, unescapeSql, type PackedItems } from './packed.js';
+import {
+  FS_BYTE,
+  GS_BYTE,
+  packItems,
+  RS_BYTE,
+  selectPacked,
+  unescapeSql,
+  type PackedItems,
+} from './packed.js';
 
 export type { PackedItems } from './packed.js';
 
@@ -29,6 +38,11 @@ export interface TelemetryStore {
   export(filter?: ExportFilter): AsyncIterable<Envelope>;
   /** Deletes items whose event time is before `before` (epoch ms); resolves to how many. */
   prune(before: number): Promise<number>;
+  /**
+   * Deletes every item of one user (`ai.user.authUserId` or `ai.user.id` equal to `user`), those still
+   * in the journal included, and leaves no copy in the journal's files or DuckDB's WAL; resolves to how many.
+   */
+  erase(user: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -53,6 +67,8 @@ export interface ExportFilter {
   /** Only items whose event time is at or after this. */
   since?: Date;
   type?: TelemetryType;
+  /** Only one user's items: `ai.user.authUserId` (the pseudonymous id of a signed-in user) or `ai.user.id`. */
+  user?: string;
 }
 
 /** An envelope as stored: https://github.com/microsoft/ApplicationInsights-JS/blob/main/shared/AppInsightsCommon/src/Interfaces/Contracts/Generated/Envelope.ts */
@@ -69,6 +85,11 @@ export interface Envelope {
 
 export function storeFile(dataDir: string): string {
   return path.join(dataDir, 'telemetry.duckdb');
+}
+
+/** Where journal records DuckDB cannot load are moved aside (appended, each ending with RS). */
+export function rejectedFile(dataDir: string): string {
+  return path.join(dataDir, 'journal-rejected.log');
 }
 
 /**
@@ -152,6 +173,23 @@ function wholeRows(bytes: Buffer, max: number): { end: number; items: number; es
   return { end, items, escaped: escaped ?? false };
 }
 
+/** The row that starts at byte `at` of a journal segment, its RS included. */
+async function readRow(handle: FileHandle, at: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for (let offset = at; ;) {
+    const chunk = Buffer.allocUnsafe(64 * 1024);
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
+    if (bytesRead === 0) throw new Error(`the journal row at byte ${at} has no end`);
+    const end = chunk.subarray(0, bytesRead).indexOf(RS_BYTE);
+    if (end >= 0) {
+      parts.push(chunk.subarray(0, end + 1));
+      return Buffer.concat(parts);
+    }
+    parts.push(chunk.subarray(0, bytesRead));
+    offset += bytesRead;
+  }
+}
+
 const micros = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 
 function where(filter: ExportFilter = {}): { sql: string; values: DuckDBValue[] } {
@@ -164,6 +202,10 @@ function where(filter: ExportFilter = {}): { sql: string; values: DuckDBValue[] 
   if (filter.type) {
     values.push(filter.type);
     clauses.push(`type = $${values.length}`);
+  }
+  if (filter.user !== undefined) {
+    values.push(filter.user);
+    clauses.push(`(auth_user_id = $${values.length} OR user_id = $${values.length})`);
   }
   return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', values };
 }
@@ -178,6 +220,33 @@ export interface OpenStoreOptions {
   load?: { rows: number; idleMs: number; maxLagMs: number };
   /** When to checkpoint between bursts (see below). Default: idle 2 s, WAL over 16 MiB, looked at every 5 s. */
   idleCheckpoint?: { idleMs: number; minWalBytes: number; everyMs: number };
+  /**
+   * How many of the latest items' identities are kept to store each item once (item-identity.ts).
+   * Default RECENT_ITEMS; 0 stores every item appended.
+   */
+  recentItems?: number;
+}
+
+/**
+ * Identities kept to drop items sent again: about 20 MB. At the rate of a busy site (hundreds of items
+ * a second) that spans hours, far longer than the SDKs take to resend; under a flood it spans less.
+ */
+export const RECENT_ITEMS = 500_000;
+
+/** DuckDB errors that a record's own content causes (anything else, such as a full disk, is retried). */
+const RECORD_ERROR = /^(Conversion|Invalid Input|Constraint|Out of Range) Error/;
+
+/** A run of journal rows that DuckDB would not load, from `at`, `bytes` long (unknown: longer than a load run). */
+class UnloadableRun extends Error {
+  readonly code = 'UNLOADABLE_RUN';
+  constructor(
+    readonly at: JournalPosition,
+    readonly bytes: number | undefined,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 /** Opens (creating on first start) the store in `dataDir`, loading what its journal still holds. */
@@ -269,11 +338,13 @@ export async function openWritableStore(
    * after a row; resolves to the position reached and the items inserted.
    */
   const run = Buffer.allocUnsafeSlow(LOAD_RUN_BYTES);
-  async function insertFrom(from: JournalPosition, limit: number) {
+  async function insertFrom(from: JournalPosition, limit: number, stopAt?: JournalPosition) {
     const position = { ...from };
     let rows = 0;
-    for (const { id, size, open: appending } of journal.segments()) {
-      if (id < position.segment || rows >= limit) continue;
+    for (const segment of journal.segments()) {
+      const { id, open: appending } = segment;
+      if (id < position.segment || rows >= limit || (stopAt && id > stopAt.segment)) continue;
+      const size = stopAt?.segment === id ? Math.min(stopAt.offset, segment.size) : segment.size;
       if (id > position.segment) Object.assign(position, { segment: id, offset: 0 });
       const handle = await open(journal.file(id), 'r');
       try {
@@ -282,14 +353,15 @@ export async function openWritableStore(
           const { bytesRead } = await handle.read(run, 0, want, position.offset);
           if (bytesRead < want) throw new Error(`${journal.file(id)} is shorter than its appends`);
           const { end, items, escaped } = wholeRows(run.subarray(0, bytesRead), limit - rows);
-          if (end === 0) throw new Error(`${journal.file(id)} holds a row longer than ${run.length} bytes`);
+          if (end === 0)
+            throw new UnloadableRun({ ...position }, undefined, `a row longer than ${run.length} bytes`);
           if (items > 0) {
-            const insert = escaped ? inserts.escaped : inserts.plain;
-            insert.bindBlob(1, run.subarray(0, end));
             try {
-              rows += Number((await insert.run()).rowsChanged);
-            } finally {
-              insert.clearBindings();
+              rows += await insertRun(run.subarray(0, end), escaped);
+            } catch (error) {
+              if (!RECORD_ERROR.test(String((error as Error).message))) throw error;
+              const firstLine = (error as Error).message.split('\n', 1)[0] ?? '';
+              throw new UnloadableRun({ ...position }, end, firstLine, { cause: error });
             }
           }
           position.offset += end;
@@ -298,36 +370,117 @@ export async function openWritableStore(
         await handle.close();
       }
       // A segment read to its end that takes no more appends is done: the next load may delete it.
-      if (position.offset === size && !appending) Object.assign(position, { segment: id + 1, offset: 0 });
+      if (position.offset === segment.size && !appending)
+        Object.assign(position, { segment: id + 1, offset: 0 });
     }
     return { position, rows };
   }
 
+  /** Inserts whole journal rows, all plain or all escaped; resolves to how many. */
+  async function insertRun(rows: Buffer, escaped: boolean): Promise<number> {
+    const insert = escaped ? inserts.escaped : inserts.plain;
+    insert.bindBlob(1, rows);
+    try {
+      return Number((await insert.run()).rowsChanged);
+    } finally {
+      insert.clearBindings();
+    }
+  }
+
+  /** Runs `work` and moves the journal position to what it resolves to, in one transaction. */
+  async function transaction(work: () => Promise<JournalPosition>): Promise<void> {
+    await writer.run('BEGIN TRANSACTION');
+    try {
+      const position = await work();
+      await writer.run('UPDATE journal_position SET segment = $1, byte_offset = $2', [
+        position.segment,
+        position.offset,
+      ]);
+      await writer.run('COMMIT');
+      loaded = position;
+    } catch (error) {
+      await writer.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Up to `limit` journaled items (before `stopAt`, if given) into DuckDB in one transaction. */
+  async function loadOnce(limit: number, stopAt?: JournalPosition): Promise<number> {
+    let rows = 0;
+    await transaction(async () => {
+      const reached = await insertFrom(loaded, limit, stopAt);
+      rows = reached.rows;
+      return reached.position;
+    });
+    return rows;
+  }
+
   /**
-   * Loads up to `limit` journaled items into DuckDB in one transaction, which also moves the journal
-   * position, so no item is loaded twice; resolves to how many.
+   * Loads, one row per transaction, the run DuckDB refused as a whole, moving each row it refuses
+   * aside (to rejectedFile, with a log line): one bad record never holds back the others.
+   */
+  async function setAside(failed: UnloadableRun): Promise<number> {
+    const file = journal.file(failed.at.segment);
+    const handle = await open(file, 'r');
+    let rows = 0;
+    try {
+      let at = failed.at.offset;
+      const end = failed.bytes === undefined ? undefined : at + failed.bytes;
+      while (end === undefined ? at === failed.at.offset : at < end) {
+        const row = await readRow(handle, at);
+        const next = { segment: failed.at.segment, offset: at + row.length };
+        if (row[0] !== GS_BYTE && row.length <= run.length) {
+          try {
+            await transaction(async () => {
+              rows += await insertRun(row, row[0] === FS_BYTE);
+              return next;
+            });
+            at = next.offset;
+            continue;
+          } catch (error) {
+            if (!RECORD_ERROR.test(String((error as Error).message))) throw error;
+          }
+        }
+        if (row[0] !== GS_BYTE) {
+          const aside = rejectedFile(dataDir);
+          const where = statSync(aside, { throwIfNoEntry: false })?.size ?? 0;
+          await appendFile(aside, row, { flush: true });
+          warn(
+            `journal: a record of ${row.length} bytes at byte ${at} of ${path.basename(file)} could not be ` +
+              `loaded (${failed.message}); moved aside to ${aside} at byte ${where}`,
+          );
+        }
+        await transaction(() => Promise.resolve(next));
+        at = next.offset;
+      }
+    } finally {
+      await handle.close();
+    }
+    return rows;
+  }
+
+  /**
+   * Loads up to `limit` journaled items into DuckDB, each transaction also moving the journal position,
+   * so no item is loaded twice; a record DuckDB refuses is moved aside (setAside). Resolves to how many.
    */
   function load(limit: number): Promise<number> {
     return withWriter(async () => {
-      await writer.run('BEGIN TRANSACTION');
-      let reached: { position: JournalPosition; rows: number };
-      try {
-        reached = await insertFrom(loaded, limit);
-        await writer.run('UPDATE journal_position SET segment = $1, byte_offset = $2', [
-          reached.position.segment,
-          reached.position.offset,
-        ]);
-        await writer.run('COMMIT');
-      } catch (error) {
-        await writer.run('ROLLBACK').catch(() => undefined);
-        throw error;
+      let rows = 0;
+      for (;;) {
+        try {
+          rows += await loadOnce(limit - rows);
+          break;
+        } catch (error) {
+          if (!(error instanceof UnloadableRun)) throw error;
+          rows += await loadOnce(limit - rows, error.at);
+          rows += await setAside(error);
+        }
       }
-      loaded = reached.position;
       lastWrite = Date.now();
       await journal.drop(loaded.segment).catch((error: unknown) => {
         warn(`journal: could not delete loaded segments (${String(error)}); deleted at next start`);
       });
-      return reached.rows;
+      return rows;
     });
   }
 
@@ -335,6 +488,19 @@ export async function openWritableStore(
   const journal = await Journal.open(path.join(dataDir, 'journal'), loaded, warn);
   const recovered = await load(Infinity);
   if (recovered > 0) warn(`journal: loaded ${recovered} items a previous run had not loaded`);
+
+  // The identities of the latest items, so an item sent again (the SDKs deliver at least once) is
+  // stored once; only items inside the time window can be accepted, so only those need remembering.
+  const capacity = options.recentItems ?? RECENT_ITEMS;
+  const recent = capacity > 0 ? new RecentKeys(capacity) : undefined;
+  if (recent) {
+    const since = Date.now() - DEFAULT_PAST_MS - DEFAULT_FUTURE_MS;
+    const keys = await writer.runAndReadAll(
+      `SELECT ${ITEM_KEY_SQL} FROM (SELECT envelope FROM items WHERE time >= $1 ORDER BY time DESC LIMIT $2)`,
+      [micros(since), capacity],
+    );
+    for (const [key] of keys.getRows().reverse()) recent.add(parseInt(String(key), 16));
+  }
 
   /** Items in the journal, not yet loaded into DuckDB. */
   let pendingCount = 0;
@@ -360,7 +526,8 @@ export async function openWritableStore(
     next.done = loading.then(async () => {
       queued = undefined;
       const limit = next.all ? Infinity : Math.floor(pendingCount / loadPolicy.rows) * loadPolicy.rows;
-      if (pendingCount === 0 || limit === 0) return;
+      // (With nothing pending, a load still moves past a sealed segment, so that it can be deleted.)
+      if (limit === 0) return;
       const started = Date.now();
       try {
         const rows = await load(limit); // (Not `pendingCount -= await …`: appends go on meanwhile.)
@@ -390,13 +557,44 @@ export async function openWritableStore(
   }, LOAD_TICK_MS);
   loadTimer.unref();
 
+  /** Journal writes under way: an item found to be a copy of one of theirs is stored once they are. */
+  const writing = new Set<Promise<void>>();
+
+  /** The items of `packed` not stored yet (their keys now taken), and whether any were copies. */
+  function unseen(packed: PackedItems): { fresh: PackedItems; copies: boolean } {
+    if (!recent) return { fresh: packed, copies: false };
+    let copies = 0;
+    const isCopy = packed.keys.map((key) => {
+      if (recent.has(key)) return ++copies > 0;
+      recent.add(key);
+      return false;
+    });
+    return { fresh: copies ? selectPacked(packed, (i) => !isCopy[i]) : packed, copies: copies > 0 };
+  }
+
   async function appendPacked(packed: PackedItems): Promise<void> {
     if (packed.count === 0) return;
-    await journal.append(packed.chunks, () => {
-      if (pendingCount === 0) oldestPending = Date.now();
-      pendingCount += packed.count;
-      lastAppend = Date.now();
-    });
+    const { fresh, copies } = unseen(packed);
+    const originals = copies ? [...writing] : [];
+    if (fresh.count > 0) {
+      const write = journal.append(fresh.chunks, () => {
+        if (pendingCount === 0) oldestPending = Date.now();
+        pendingCount += fresh.count;
+        lastAppend = Date.now();
+      });
+      writing.add(write);
+      try {
+        await write;
+      } catch (error) {
+        // Not stored: a resend must not be taken for a copy.
+        for (const key of fresh.keys) recent?.delete(key);
+        throw error;
+      } finally {
+        writing.delete(write);
+      }
+    }
+    // A copy is durable once its original is; if that write failed, this sender should resend too.
+    await Promise.all(originals);
     if (pendingCount >= loadPolicy.rows && Date.now() >= retryAt) loadPending(false).catch(() => undefined);
   }
 
@@ -465,6 +663,22 @@ export async function openWritableStore(
         const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
         return result.rowsChanged;
       });
+    },
+
+    async erase(user) {
+      // End the journal's segment first: once loaded, it is deleted, and no copy is left in its file.
+      await journal.seal();
+      await loadPending(true);
+      const erased = await withWriter(async () => {
+        const result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
+        // Nor in the WAL; if a long export holds it off, the idle checkpoint does it shortly after.
+        await writer.run('CHECKPOINT').catch((error: unknown) => {
+          warn(`erasure: checkpoint deferred (${String(error)})`);
+        });
+        return Number(result.rowsChanged);
+      });
+      await journal.drop(loaded.segment);
+      return erased;
     },
 
     async close() {

@@ -159,6 +159,14 @@ function baseData(kind: BrowserKind, ctx: BrowserContext, n: number): Record<str
   }
 }
 
+/**
+ * Envelopes made so far: each gets its own `seq`, as two items a real SDK sends differ (in their
+ * time, ids or content), so the store, which keeps each item once, keeps every one of them. Fixed
+ * width, so a benchmark can write fresh numbers into a prepared body in place.
+ */
+let made = 0;
+export const SEQ_DIGITS = 12;
+
 /** One envelope of `kind`, as the browser SDK puts it in a batch. */
 export function browserEnvelope(
   kind: BrowserKind,
@@ -186,6 +194,7 @@ export function browserEnvelope(
     data: { baseType, baseData: baseData(kind, ctx, n) },
     ver: 1,
     sampleRate: 100,
+    seq: String(made++).padStart(SEQ_DIGITS, '0'),
   };
 }
 
