@@ -248,7 +248,7 @@ describe('opaque access tokens', () => {
     expect(asked.introspect).toBe(before.introspect + 1);
   });
 
-  it('through introspection: without sub in the answer (Django OAuth Toolkit), userinfo names the user', async () => {
+  it('through introspection: without sub in the answer, userinfo names the user', async () => {
     const result = await ask('/introspection/me', 'opaque-carol');
     expect(result.status).toBe(200);
     expect(result.body).toMatchObject({ sub: 'carol', verifiedBy: 'introspection' });

@@ -152,7 +152,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       }
       const { claims } = await cache.get(token, () => introspect(endpoint, client, token, fetchImpl));
       checkIntrospected(claims);
-      // Some providers (Django OAuth Toolkit) introspect without `sub`: the user is then userinfo's.
+      // `sub` is optional in an introspection answer (RFC 7662 2.2): the user is then userinfo's.
       const subject =
         typeof claims.sub === 'string' ? claims : { ...(await userinfo(provider, token)).claims, ...claims };
       if (typeof subject.sub !== 'string') throw new TokenCheckUnavailableError('introspection has no sub');
