@@ -23,7 +23,11 @@ export async function misbehave(
 }
 
 /** Fills the provider's login form, as a person would. */
-export async function logInAtProvider(page: Page, account: Account, provider: string = IDP) {
+export async function logInAtProvider(
+  page: Page,
+  account: { username: string; password: string },
+  provider: string = IDP,
+) {
   await expect(page).toHaveURL(new RegExp(`^${provider}/`));
   await page.getByLabel('Username').fill(account.username);
   await page.getByLabel('Password').fill(account.password);

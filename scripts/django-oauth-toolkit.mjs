@@ -52,7 +52,16 @@ function ensureInstalled() {
       stdio: 'inherit',
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
-  run(['update', '-qq']);
+  // The package lists may be fresh already (ensure-chromium.mjs runs first in `npm test`).
+  const known = (() => {
+    try {
+      execFileSync('apt-cache', ['show', PACKAGE], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  if (!known) run(['update', '-qq']);
   run(['install', '-y', '-qq', '--no-install-recommends', PACKAGE]);
   if (!installed()) {
     console.error(`apt-get finished but ${PYTHON} still cannot import oauth2_provider.`);
