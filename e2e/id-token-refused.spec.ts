@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { port } from '../playwright.config';
-import { ACCOUNTS, logInAtProvider, sessionTokens, startServer, type StartedServer } from './support';
+import { ACCOUNTS, sessionTokens, signIn, startServer, type StartedServer } from './support';
 
 /**
  * Issue 9: with the API's audience equal to the client id (the Entra example; any provider without
@@ -28,9 +28,7 @@ test('an ID token with the API audience is refused where the access token is acc
   request,
 }) => {
   await page.goto(`${server.origin}/`);
-  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, ACCOUNTS.admin, server.provider);
-  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  await signIn(page, ACCOUNTS.admin, server.provider);
   const { access_token, id_token } = await sessionTokens(page);
 
   const accepted = await request.get(`${server.origin}/api/me`, {

@@ -1,7 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { expect, test, type Page } from '@playwright/test';
 import { port } from '../playwright.config';
-import { logInAtProvider, sessionTokens, startServer, storedSession, type StartedServer } from './support';
+import {
+  logInAtProvider,
+  sessionTokens,
+  signIn,
+  startServer,
+  storedSession,
+  type StartedServer,
+} from './support';
 
 /**
  * The whole journey against an independent OpenID provider, Django OAuth Toolkit from Debian
@@ -87,9 +94,7 @@ test('sign in, reload, the API with opaque tokens, renewal, sign out and sign in
 
   await test.step('sign in', async () => {
     await page.goto(`${app.origin}/`);
-    await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-    await logInAtProvider(page, ALICE, DOT);
-    await expect(page.getByTestId('display-name')).toHaveText(ALICE.name);
+    await signIn(page, ALICE, DOT);
   });
 
   await test.step('reload', async () => {

@@ -1,5 +1,5 @@
-import { expect, test, type Page } from '@playwright/test';
-import { ACCOUNTS, logInAtProvider, sessionTokens, startServer, type StartedServer } from './support';
+import { expect, test } from '@playwright/test';
+import { ACCOUNTS, sessionTokens, signIn, startServer, type StartedServer } from './support';
 
 /**
  * The bundled provider in its opaque-token mode (DEV_IDP_ACCESS_TOKEN_FORMAT=opaque), as Django OAuth
@@ -15,13 +15,6 @@ const MODES = [
   },
 ] as const;
 
-async function signInTo(page: Page, server: StartedServer) {
-  await page.goto(`${server.origin}/`);
-  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, ACCOUNTS.admin, server.provider);
-  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
-}
-
 for (const mode of MODES) {
   test.describe(`opaque access tokens, checked through ${mode.verifiedBy}`, () => {
     let server: StartedServer;
@@ -33,7 +26,8 @@ for (const mode of MODES) {
     });
 
     test('sign in, and /api/me answers who the user is', async ({ page, request }) => {
-      await signInTo(page, server);
+      await page.goto(`${server.origin}/`);
+      await signIn(page, ACCOUNTS.admin, server.provider);
       const { access_token } = await sessionTokens(page);
       expect(access_token).toBeDefined();
       expect(access_token!.split('.')).toHaveLength(1);

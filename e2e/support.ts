@@ -35,9 +35,13 @@ export async function logInAtProvider(
 }
 
 /** From any Gatehouse page: "Sign in", the provider's form, and back signed in. */
-export async function signIn(page: Page, account: Account = ACCOUNTS.alice) {
+export async function signIn(
+  page: Page,
+  account: { username: string; password: string; name: string } = ACCOUNTS.alice,
+  provider: string = IDP,
+) {
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, account);
+  await logInAtProvider(page, account, provider);
   await expect(page.getByTestId('display-name')).toHaveText(account.name);
 }
 
