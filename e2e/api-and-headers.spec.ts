@@ -1,5 +1,5 @@
 import { expect, test } from '@playwright/test';
-import { IDP } from '../playwright.config';
+import { APP, IDP } from '../playwright.config';
 import { expectRefusedOnceExpired, misbehave, signIn, storedSession } from './support';
 
 test('the API refuses a missing or malformed token with a bearer challenge', async ({ request }) => {
@@ -27,7 +27,10 @@ test('the API refuses a token for another audience and an expired token', async 
     headers: { Authorization: `Bearer ${session.id_token}` },
   });
   expect(wrongAudience.status()).toBe(401);
-  expect(wrongAudience.headers()['www-authenticate']).toContain('another audience');
+  // It names the audience it got and the one it wanted, in the challenge and in the message.
+  const named = `it is for 'gatehouse', this API accepts '${APP}/api'`;
+  expect(wrongAudience.headers()['www-authenticate']).toContain(named);
+  expect(((await wrongAudience.json()) as { message: string }).message).toContain(named);
 
   await expectRefusedOnceExpired(request, '/api/me', session.access_token);
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });

@@ -23,7 +23,11 @@ export async function misbehave(
 }
 
 /** Fills the provider's login form, as a person would. */
-export async function logInAtProvider(page: Page, account: Account, provider: string = IDP) {
+export async function logInAtProvider(
+  page: Page,
+  account: { username: string; password: string },
+  provider: string = IDP,
+) {
   await expect(page).toHaveURL(new RegExp(`^${provider}/`));
   await page.getByLabel('Username').fill(account.username);
   await page.getByLabel('Password').fill(account.password);
@@ -31,9 +35,13 @@ export async function logInAtProvider(page: Page, account: Account, provider: st
 }
 
 /** From any Gatehouse page: "Sign in", the provider's form, and back signed in. */
-export async function signIn(page: Page, account: Account = ACCOUNTS.alice) {
+export async function signIn(
+  page: Page,
+  account: { username: string; password: string; name: string } = ACCOUNTS.alice,
+  provider: string = IDP,
+) {
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
-  await logInAtProvider(page, account);
+  await logInAtProvider(page, account, provider);
   await expect(page.getByTestId('display-name')).toHaveText(account.name);
 }
 

@@ -28,6 +28,10 @@ export interface DevIdpOptions {
   apiResource?: string;
   /** Lifetime of access tokens and ID tokens; default 300. */
   accessTokenTtlSeconds?: number;
+  /** `opaque`: access tokens are opaque (userinfo, introspection), not JWTs for the API; default `jwt`. */
+  accessTokenFormat?: 'jwt' | 'opaque';
+  /** Registers this confidential client, allowed to introspect the app's tokens (RFC 7662). */
+  introspectionClient?: { client_id: string; client_secret: string };
   /** Mounts POST/GET /__test/misbehave; default false. */
   testControls?: boolean;
   /** Receives start-up lines and server errors; default console.info. */
@@ -45,6 +49,7 @@ function describe(options: {
   clientId: string;
   redirectUri: string;
   testControls: boolean;
+  opaque: boolean;
 }): string[] {
   return [
     '*** Gatehouse dev-idp: a LOCAL OpenID Provider for DEVELOPMENT AND TESTS ONLY. ***',
@@ -53,6 +58,7 @@ function describe(options: {
     `Discovery:     ${options.issuer}/.well-known/openid-configuration`,
     `Client:        ${options.clientId} (public, PKCE S256) -> ${options.redirectUri}`,
     `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
+    ...(options.opaque ? ['Access tokens: opaque (check them through userinfo or introspection)'] : []),
     ...(options.testControls ? [`Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}`] : []),
   ];
 }
@@ -111,6 +117,8 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       apiResource,
       signingKey,
       tokenTtlSeconds: () => controls?.accessTokenTtlSeconds() ?? defaultTtl,
+      accessTokenFormat: options.accessTokenFormat ?? 'jwt',
+      introspectionClient: options.introspectionClient,
     });
     if (controls) provider.use(controls.middleware());
 
@@ -120,7 +128,13 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     provider.on('server_error', (_ctx, error) => log(`dev-idp server_error: ${String(error)}`));
 
     ready(provider.callback());
-    for (const line of describe({ issuer, clientId, redirectUri, testControls: Boolean(controls) }))
+    for (const line of describe({
+      issuer,
+      clientId,
+      redirectUri,
+      testControls: Boolean(controls),
+      opaque: options.accessTokenFormat === 'opaque',
+    }))
       log(line);
   } catch (error) {
     await close();

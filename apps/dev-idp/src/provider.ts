@@ -30,13 +30,21 @@ export interface ProviderSettings {
   signingKey: SigningKey;
   /** TTL of access tokens and ID tokens issued now (test controls can change it at run time). */
   tokenTtlSeconds: () => number;
+  /**
+   * `opaque`: no default resource, so oidc-provider issues its opaque access tokens (for userinfo), as
+   * Django OAuth Toolkit, Auth0 without an audience or Okta's org server do. Default `jwt`.
+   */
+  accessTokenFormat?: 'jwt' | 'opaque';
+  /** A confidential client that may introspect the SPA's tokens (RFC 7662), as an API server would. */
+  introspectionClient?: { client_id: string; client_secret: string } | undefined;
 }
 
 /** Scopes the Gatehouse API accepts; the access token's scope is the requested scopes filtered to these. */
 const API_SCOPES = 'openid profile email';
 
 export function createProvider(settings: ProviderSettings): Provider {
-  const { appOrigin, clientId, apiResource, signingKey, tokenTtlSeconds } = settings;
+  const { appOrigin, clientId, apiResource, signingKey, tokenTtlSeconds, introspectionClient } = settings;
+  const opaque = settings.accessTokenFormat === 'opaque';
   const redirectUri = `${appOrigin}/callback`;
 
   const bridge = new UserinfoBridge(() => provider, {
@@ -56,6 +64,18 @@ export function createProvider(settings: ProviderSettings): Provider {
         redirect_uris: [redirectUri],
         post_logout_redirect_uris: [`${appOrigin}/`],
       },
+      ...(introspectionClient
+        ? [
+            {
+              ...introspectionClient,
+              client_name: 'Gatehouse API (introspection only)',
+              token_endpoint_auth_method: 'client_secret_basic' as const,
+              grant_types: [],
+              response_types: [],
+              redirect_uris: [],
+            },
+          ]
+        : []),
     ],
     // Code flow only, so discovery does not advertise implicit or hybrid response types.
     responseTypes: ['code'],
@@ -128,9 +148,19 @@ export function createProvider(settings: ProviderSettings): Provider {
         allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      // RFC 7662: only the API's own confidential client may ask, and only about the SPA's access tokens:
+      // oidc-provider ignores token_type_hint and would call a refresh token active, without a token_type.
+      introspection: {
+        enabled: introspectionClient !== undefined,
+        allowedPolicy: (_ctx, client, token) =>
+          client.clientId === introspectionClient?.client_id &&
+          token.clientId === clientId &&
+          token.kind === 'AccessToken',
+      },
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => apiResource,
+        // Without a resource, oidc-provider issues an opaque access token meant for userinfo.
+        defaultResource: () => (opaque ? undefined : apiResource),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resourceIndicator) => {
           if (resourceIndicator !== apiResource) throw new errors.InvalidTarget();

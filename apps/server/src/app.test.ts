@@ -105,6 +105,13 @@ describe('the app server', () => {
     expect(response.status).toBe(503);
   });
 
+  it('logs the whole API path and the reason of a 401', async () => {
+    await fetch(`${base}/api/me`, { headers: { authorization: 'Basic abc' } });
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^GET \/api\/me 401 \d+ms \(The Authorization header is not a bearer token\)$/),
+    );
+  });
+
   it('never logs a query string (it can hold an authorization code)', async () => {
     await fetch(`${base}/callback?code=SECRET-CODE&state=SECRET-STATE`, { headers: { accept: 'text/html' } });
     const line = lines.find((entry) => entry.startsWith('GET /callback'));

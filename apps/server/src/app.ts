@@ -61,19 +61,24 @@ export function createApp(options: AppOptions) {
     audience: config.oidc.audience,
     rolesClaim: config.oidc.rolesClaim,
     metadata,
+    introspectionClient: config.oidc.introspectionClient,
+    ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
 
-  // Access log: method, path and status only; a query string can carry an authorization code.
+  // Access log: method, path and status only; a query string can carry an authorization code. The path
+  // is read now, as routers rewrite req.path (`/me` inside the /api router); a refusal says why.
   app.use((req, res, next) => {
     const started = performance.now();
+    const path = req.path;
     res.on('finish', () => {
       // Accepted telemetry batches arrive every few seconds per visitor: only their failures are news.
-      if (res.statusCode < 300 && INGESTION_PATH.test(req.path)) return;
-      log(`${req.method} ${req.path} ${res.statusCode} ${Math.round(performance.now() - started)}ms`);
+      if (res.statusCode < 300 && INGESTION_PATH.test(path)) return;
+      const reason = typeof res.locals.authFailure === 'string' ? ` (${res.locals.authFailure})` : '';
+      log(`${req.method} ${path} ${res.statusCode} ${Math.round(performance.now() - started)}ms${reason}`);
     });
     next();
   });
@@ -110,8 +115,10 @@ export function createApp(options: AppOptions) {
   // --- the product API ---
   const api = express.Router();
   api.use(express.json({ limit: '100kb' }));
-  api.get('/me', requireBearer(verify), (_req, res: Response<ApiUser>) => {
-    res.set('Cache-Control', 'no-store').json(res.locals.user as ApiUser);
+  api.get('/me', requireBearer(verify), async (_req, res: Response<ApiUser>) => {
+    // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
+    const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
+    res.set('Cache-Control', 'no-store').json(user);
   });
   api.get('/openapi.json', (_req, res) => {
     res.set('Cache-Control', 'no-cache').json(openApiDocument);

@@ -68,6 +68,21 @@ describe('loadConfig', () => {
     );
   });
 
+  it('takes introspection credentials as a pair, and only as a pair', () => {
+    const provider = { OIDC_AUTHORITY: 'https://id.example.com', OIDC_CLIENT_ID: 'spa' };
+    expect(() => loadConfig({ ...provider, OIDC_INTROSPECTION_CLIENT_ID: 'api' })).toThrow(
+      /OIDC_INTROSPECTION_CLIENT_SECRET: .*go together/,
+    );
+    expect(() => loadConfig({ ...provider, OIDC_INTROSPECTION_CLIENT_SECRET: 's' })).toThrow(
+      /OIDC_INTROSPECTION_CLIENT_ID: .*go together/,
+    );
+    expect(loadConfig(provider).oidc.introspectionClient).toBeUndefined();
+    expect(
+      loadConfig({ ...provider, OIDC_INTROSPECTION_CLIENT_ID: 'api', OIDC_INTROSPECTION_CLIENT_SECRET: 's' })
+        .oidc.introspectionClient,
+    ).toEqual({ client_id: 'api', client_secret: 's' });
+  });
+
   it('accepts an Azure Monitor connection string', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';

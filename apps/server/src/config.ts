@@ -40,6 +40,8 @@ const envSchema = z
     OIDC_ROLES_CLAIM: z.string().trim().min(1).default('roles'),
     OIDC_TOKEN_STORE: z.enum(['session', 'memory']).default('session'),
     OIDC_AUDIENCE: optionalText,
+    OIDC_INTROSPECTION_CLIENT_ID: optionalText,
+    OIDC_INTROSPECTION_CLIENT_SECRET: optionalText,
     OIDC_EXTRA_AUTH_PARAMS: optionalText.refine(
       (value) => value === undefined || [...new URLSearchParams(value).keys()].length > 0,
       'must be a query string such as "audience=https://api.example.com"',
@@ -59,6 +61,7 @@ const envSchema = z
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
+    DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
   })
   .superRefine((env, ctx) => {
     if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
@@ -66,6 +69,17 @@ const envSchema = z
         code: 'custom',
         path: ['OIDC_CLIENT_ID'],
         message: 'is required when OIDC_AUTHORITY is set',
+      });
+    }
+    if (Boolean(env.OIDC_INTROSPECTION_CLIENT_ID) !== Boolean(env.OIDC_INTROSPECTION_CLIENT_SECRET)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [
+          env.OIDC_INTROSPECTION_CLIENT_ID
+            ? 'OIDC_INTROSPECTION_CLIENT_SECRET'
+            : 'OIDC_INTROSPECTION_CLIENT_ID',
+        ],
+        message: 'OIDC_INTROSPECTION_CLIENT_ID and OIDC_INTROSPECTION_CLIENT_SECRET go together',
       });
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
@@ -88,8 +102,16 @@ export interface ServerConfig {
     /** The audience the API accepts in access tokens. */
     audience: string;
     extraQueryParams: Record<string, string>;
+    /** RFC 7662 client credentials: opaque access tokens are introspected with them, else userinfo is asked. */
+    introspectionClient: { client_id: string; client_secret: string } | undefined;
   };
-  devIdp: { port: number; testControls: boolean; accessTokenTtlSeconds: number | undefined };
+  devIdp: {
+    port: number;
+    testControls: boolean;
+    accessTokenTtlSeconds: number | undefined;
+    /** `opaque`: the bundled provider issues opaque access tokens (no resource indicator), as many do. */
+    accessTokenFormat: 'jwt' | 'opaque';
+  };
   telemetry: {
     /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
     connectionString: string;
@@ -154,11 +176,16 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       tokenStore: e.OIDC_TOKEN_STORE,
       audience: e.OIDC_AUDIENCE ?? (local ? `${publicOrigin}/api` : clientId),
       extraQueryParams: Object.fromEntries(new URLSearchParams(e.OIDC_EXTRA_AUTH_PARAMS ?? '')),
+      introspectionClient:
+        e.OIDC_INTROSPECTION_CLIENT_ID && e.OIDC_INTROSPECTION_CLIENT_SECRET
+          ? { client_id: e.OIDC_INTROSPECTION_CLIENT_ID, client_secret: e.OIDC_INTROSPECTION_CLIENT_SECRET }
+          : undefined,
     },
     devIdp: {
       port: e.IDP_PORT,
       testControls: e.DEV_IDP_TEST_CONTROLS,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
+      accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
     },
     telemetry: {
       connectionString:

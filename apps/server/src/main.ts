@@ -18,6 +18,8 @@ async function main() {
       clientId: config.oidc.clientId,
       apiResource: config.oidc.audience,
       testControls: config.devIdp.testControls,
+      accessTokenFormat: config.devIdp.accessTokenFormat,
+      ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
       ...(config.devIdp.accessTokenTtlSeconds === undefined
         ? {}
         : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),

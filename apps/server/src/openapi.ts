@@ -221,14 +221,23 @@ export const openApiDocument = {
       },
       ApiUser: {
         type: 'object',
-        required: ['sub', 'name', 'email', 'roles', 'issuer', 'expiresAt'],
+        required: ['sub', 'name', 'email', 'roles', 'issuer', 'expiresAt', 'verifiedBy'],
         properties: {
           sub: { type: 'string' },
           name: text,
           email: text,
           roles: { type: 'array', items: { type: 'string' } },
           issuer: { type: 'string' },
-          expiresAt: { type: 'integer', description: 'Seconds since the epoch' },
+          expiresAt: {
+            type: ['integer', 'null'],
+            description:
+              "The access token's expiry, seconds since the epoch; null when the provider did not say",
+          },
+          verifiedBy: {
+            type: 'string',
+            enum: ['jwt', 'introspection', 'userinfo'],
+            description: 'How the access token was checked: locally (JWT), or by asking the provider',
+          },
         },
       },
       Tile: tile,

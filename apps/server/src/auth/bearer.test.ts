@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type ErrorRequestHandler } from 'express';
 import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, readRoles, requireBearer } from './bearer.js';
+import { createTokenVerifier, readRoles, requireBearer, type ApiUser, type TokenVerifier } from './bearer.js';
+import type { IntrospectionClient } from './opaque-token.js';
 import { startLoopbackProvider } from '../test-support/loopback-provider.js';
 import { ProviderMetadataCache } from './provider-metadata.js';
 
@@ -103,6 +104,24 @@ describe('requireBearer', () => {
     expect(audience.challenge).toContain('another audience');
   });
 
+  it('refuses an ID token that passes every other check (aud, iss, signature, exp)', async () => {
+    const idToken = await new SignJWT({ iss: issuer, aud: AUDIENCE, sub: 'alice', nonce: 'n', at_hash: 'h' })
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(key);
+    const result = await call('/me', `Bearer ${idToken}`);
+    expect(result.status).toBe(401);
+    expect(result.challenge).toContain('is an ID token');
+    expect(result.body.message).toContain('not an access token');
+  });
+
+  it('names the audience it got and the one it wanted, in the challenge and the message', async () => {
+    const result = await call('/me', `Bearer ${await token({ aud: ['openid', 'email"x'] })}`);
+    expect(result.challenge).toContain(`it is for 'openid email?x', this API accepts '${AUDIENCE}'`);
+    expect(result.body.message).toContain(`it is for 'openid email?x', this API accepts '${AUDIENCE}'`);
+  });
+
   it('answers 403 when the role is missing, and lets the role in', async () => {
     expect((await call('/admin', `Bearer ${await token()}`)).status).toBe(403);
     expect((await call('/admin', `Bearer ${await token({ roles: ['admin'] })}`)).status).toBe(200);
@@ -116,5 +135,166 @@ describe('readRoles', () => {
     expect(readRoles({ 'https://example.com/roles': ['x'] }, 'https://example.com/roles')).toEqual(['x']);
     expect(readRoles({ role: 'admin' }, 'role')).toEqual(['admin']);
     expect(readRoles({}, 'roles')).toEqual([]);
+  });
+});
+
+describe('opaque access tokens', () => {
+  const asked = { userinfo: 0, introspect: 0 };
+  const people: Record<string, Record<string, unknown>> = {
+    'opaque-bob': { sub: 'bob', name: 'Bob', email: 'bob@example.com', roles: ['admin'] },
+    'opaque-carol': { sub: 'carol' },
+    'jwt-alice': { sub: 'alice', name: 'Alice', email: 'alice@example.com' },
+  };
+  const introspected: Record<string, Record<string, unknown>> = {
+    'opaque-bob': { active: true, sub: 'bob', scope: 'openid', token_type: 'Bearer', roles: ['admin'] },
+    'opaque-carol': { active: true, scope: 'openid', username: 'carol' },
+    'opaque-other-audience': { active: true, sub: 'bob', aud: ['https://elsewhere.example'] },
+    'opaque-refresh': { active: true, sub: 'bob', token_type: 'refresh_token' },
+    'opaque-expired': { active: true, sub: 'bob', exp: Math.floor(Date.now() / 1000) - 5 },
+  };
+  const CLIENT: IntrospectionClient = { client_id: 'gatehouse-api', client_secret: 's3cret:+/' };
+  let provider: Awaited<ReturnType<typeof startLoopbackProvider>>;
+  let server: Server;
+  let base: string;
+
+  beforeAll(async () => {
+    provider = await startLoopbackProvider({
+      '/userinfo': (request) => {
+        asked.userinfo += 1;
+        const person = people[request.headers.authorization?.replace('Bearer ', '') ?? ''];
+        return person ? { status: 200, json: person } : { status: 401, json: { error: 'invalid_token' } };
+      },
+      '/introspect': (request, body) => {
+        asked.introspect += 1;
+        // RFC 6749 2.3.1: Basic credentials are form-urlencoded before base64.
+        const expected = `Basic ${Buffer.from('gatehouse-api:s3cret%3A%2B%2F').toString('base64')}`;
+        if (request.headers.authorization !== expected) return { status: 401, json: {} };
+        const form = new URLSearchParams(body);
+        if (form.get('token_type_hint') !== 'access_token') return { status: 400, json: {} };
+        return { status: 200, json: introspected[form.get('token') ?? ''] ?? { active: false } };
+      },
+    });
+    const metadata = () => new ProviderMetadataCache(provider.issuer);
+    const common = { issuer: provider.issuer, audience: AUDIENCE, rolesClaim: 'roles' };
+    const verifiers: Record<string, TokenVerifier> = {
+      userinfo: createTokenVerifier({ ...common, metadata: metadata() }),
+      introspection: createTokenVerifier({ ...common, metadata: metadata(), introspectionClient: CLIENT }),
+      'wrong-secret': createTokenVerifier({
+        ...common,
+        metadata: metadata(),
+        introspectionClient: { ...CLIENT, client_secret: 'nope' },
+      }),
+    };
+    const app = express();
+    for (const [name, verify] of Object.entries(verifiers)) {
+      app.get(`/${name}/me`, requireBearer(verify), async (_req, res) => {
+        res.json(await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string));
+      });
+      app.get(`/${name}/admin`, requireBearer(verify, 'admin'), (_req, res) => res.json({ ok: true }));
+    }
+    app.use(((error: { status?: number; message: string }, _req, res, _next) => {
+      res.status(error.status ?? 500).json({ message: error.message });
+    }) satisfies ErrorRequestHandler);
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await provider.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  async function ask(path: string, token: string) {
+    const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return {
+      status: response.status,
+      challenge: response.headers.get('www-authenticate'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  }
+
+  it("through userinfo: the provider's answer is the user, and it is asked once per token", async () => {
+    const before = asked.userinfo;
+    const first = await ask('/userinfo/me', 'opaque-bob');
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({
+      sub: 'bob',
+      name: 'Bob',
+      email: 'bob@example.com',
+      roles: ['admin'],
+      verifiedBy: 'userinfo',
+      expiresAt: null,
+    });
+    expect((await ask('/userinfo/admin', 'opaque-bob')).status).toBe(200);
+    expect(asked.userinfo).toBe(before + 1);
+  });
+
+  it('through userinfo: a token the provider refuses is invalid_token', async () => {
+    const result = await ask('/userinfo/me', 'opaque-forged');
+    expect(result.status).toBe(401);
+    expect(result.challenge).toContain('error="invalid_token"');
+    expect(result.body.message).toBe('The provider does not accept this access token.');
+  });
+
+  it('through introspection: an active access token is the user, asked once per token', async () => {
+    const before = { ...asked };
+    const first = await ask('/introspection/admin', 'opaque-bob');
+    expect(first.status).toBe(200);
+    const me = await ask('/introspection/me', 'opaque-bob');
+    expect(me.body).toMatchObject({ sub: 'bob', roles: ['admin'], verifiedBy: 'introspection' });
+    // The name and email came from userinfo, as the introspection answer had neither.
+    expect(me.body).toMatchObject({ name: 'Bob', email: 'bob@example.com' });
+    expect(asked.introspect).toBe(before.introspect + 1);
+  });
+
+  it('through introspection: without sub in the answer, userinfo names the user', async () => {
+    const result = await ask('/introspection/me', 'opaque-carol');
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ sub: 'carol', verifiedBy: 'introspection' });
+  });
+
+  it.each([
+    ['an inactive token', 'opaque-unknown', 'The access token is not active'],
+    ['a refresh token', 'opaque-refresh', 'The token is a refresh_token token, not an access token'],
+    ['an expired token', 'opaque-expired', 'The access token expired'],
+    [
+      'a token for another audience',
+      'opaque-other-audience',
+      `it is for 'https://elsewhere.example', this API accepts '${AUDIENCE}'`,
+    ],
+  ])('through introspection: refuses %s', async (_what, token, reason) => {
+    const result = await ask('/introspection/me', token);
+    expect(result.status).toBe(401);
+    expect(result.challenge).toContain(reason);
+  });
+
+  it('through introspection: refused credentials are a server fault (503), not the caller', async () => {
+    const result = await ask('/wrong-secret/me', 'opaque-bob');
+    expect(result.status).toBe(503);
+    expect(result.body.message).toContain('introspection endpoint answered 401');
+  });
+
+  it('fills a missing name and email of a JWT from userinfo, only for the same subject', async () => {
+    const jwt = await token(
+      { iss: provider.issuer, sub: 'alice', scope: 'openid' },
+      { signWith: provider.key },
+    );
+    people[jwt] = people['jwt-alice']!;
+    const filled = await ask('/userinfo/me', jwt);
+    expect(filled.body).toMatchObject({
+      sub: 'alice',
+      name: 'Alice',
+      email: 'alice@example.com',
+      verifiedBy: 'jwt',
+    });
+
+    const other = await token(
+      { iss: provider.issuer, sub: 'mallory', scope: 'openid' },
+      { signWith: provider.key },
+    );
+    people[other] = people['jwt-alice']!;
+    const kept = await ask('/userinfo/me', other);
+    expect(kept.body).toMatchObject({ sub: 'mallory', name: null, email: null });
   });
 });

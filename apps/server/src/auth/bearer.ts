@@ -1,6 +1,26 @@
 import type { NextFunction, Request, Response } from 'express';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
-import type { ProviderMetadataCache } from './provider-metadata.js';
+import {
+  createRemoteJWKSet,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type ProtectedHeaderParameters,
+} from 'jose';
+import {
+  askUserinfo,
+  introspect,
+  TokenCheckUnavailableError,
+  TokenFactsCache,
+  TokenRefusedError,
+  type IntrospectionClient,
+  type TokenFacts,
+} from './opaque-token.js';
+import type { ProviderMetadata, ProviderMetadataCache } from './provider-metadata.js';
+import { notAnAccessToken } from './token-kind.js';
+
+/** How the access token was judged: locally (a JWT), or by asking the provider (an opaque token). */
+export type TokenCheck = 'jwt' | 'introspection' | 'userinfo';
 
 /** Who called the API, as handlers see it. */
 export interface ApiUser {
@@ -9,7 +29,9 @@ export interface ApiUser {
   email: string | null;
   roles: string[];
   issuer: string;
-  expiresAt: number;
+  /** The token's expiry (seconds since the epoch); null when the provider did not say (userinfo). */
+  expiresAt: number | null;
+  verifiedBy: TokenCheck;
 }
 
 export interface TokenVerifierOptions {
@@ -17,6 +39,12 @@ export interface TokenVerifierOptions {
   audience: string;
   rolesClaim: string;
   metadata: ProviderMetadataCache;
+  /** Credentials for RFC 7662 introspection of opaque tokens; without them, userinfo is asked. */
+  introspectionClient?: IntrospectionClient | undefined;
+  fetchImpl?: typeof fetch;
+  /** Answers about opaque tokens are reused this long at most (never beyond the token's exp). */
+  cacheSeconds?: number;
+  cacheEntries?: number;
 }
 
 /** The provider's keys could not be fetched: the token cannot be judged either way. */
@@ -31,19 +59,50 @@ export class InvalidTokenError extends Error {
   readonly code = 'invalid_token';
 }
 
+export interface TokenVerifier {
+  (token: string): Promise<ApiUser>;
+  /** Fills a missing name or email from the provider's userinfo endpoint; the user as is when it cannot. */
+  withProfile(user: ApiUser, token: string): Promise<ApiUser>;
+}
+
+const UNREACHABLE = 'The identity provider could not be reached to check the token.';
+
 /**
- * Validates JWT access tokens (RFC 9068 profile): signature against the provider's JWKS (jose caches
- * it and fetches it again for an unknown key id), issuer, audience, expiry.
+ * Validates access tokens. A JWT (RFC 9068 profile) is verified here: signature against the provider's
+ * JWKS (jose caches it and fetches it again for an unknown key id), issuer, audience, expiry, and that it
+ * is an access token, not an ID token. Any other token is opaque to us, so the provider is asked: RFC 7662
+ * introspection when the server has credentials for it, else the userinfo endpoint.
  */
-export function createTokenVerifier(options: TokenVerifierOptions) {
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const fetchImpl = options.fetchImpl ?? fetch;
+  const cache = new TokenFactsCache({
+    ttlSeconds: options.cacheSeconds ?? 30,
+    maxEntries: options.cacheEntries ?? 10_000,
+  });
+  const profiles = new TokenFactsCache({
+    ttlSeconds: options.cacheSeconds ?? 30,
+    maxEntries: options.cacheEntries ?? 10_000,
+  });
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
-  return async function verify(token: string): Promise<ApiUser> {
-    const metadata = await options.metadata.get().catch((cause: unknown) => {
-      throw new ProviderUnavailableError('The identity provider could not be reached to check the token.', {
-        cause,
-      });
+
+  const metadata = () =>
+    options.metadata.get().catch((cause: unknown) => {
+      throw new ProviderUnavailableError(UNREACHABLE, { cause });
     });
-    jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri));
+
+  const toUser = (claims: Record<string, unknown>, verifiedBy: TokenCheck, exp: unknown): ApiUser => ({
+    sub: claims.sub as string,
+    name: text(claims.name),
+    email: text(claims.email),
+    roles: readRoles(claims, options.rolesClaim),
+    issuer: options.issuer,
+    expiresAt: typeof exp === 'number' ? exp : null,
+    verifiedBy,
+  });
+
+  async function verifyJwt(token: string, header: ProtectedHeaderParameters): Promise<ApiUser> {
+    const { jwks_uri } = await metadata();
+    jwks ??= createRemoteJWKSet(new URL(jwks_uri));
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, jwks, {
@@ -53,28 +112,124 @@ export function createTokenVerifier(options: TokenVerifierOptions) {
       }));
     } catch (error) {
       if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
-        throw new ProviderUnavailableError('The identity provider could not be reached to check the token.', {
-          cause: error,
-        });
+        throw new ProviderUnavailableError(UNREACHABLE, { cause: error });
       }
-      throw new InvalidTokenError(describe(error), { cause: error });
+      throw new InvalidTokenError(describe(error, options.audience), { cause: error });
     }
-    const text = (value: unknown) => (typeof value === 'string' ? value : null);
-    return {
-      sub: payload.sub as string,
-      name: text(payload.name),
-      email: text(payload.email),
-      roles: readRoles(payload, options.rolesClaim),
-      issuer: options.issuer,
-      expiresAt: payload.exp as number,
-    };
+    const refusal = notAnAccessToken(header, payload);
+    if (refusal) throw new InvalidTokenError(refusal);
+    return toUser(payload, 'jwt', payload.exp);
+  }
+
+  /** Userinfo answers for `token`, cached; a refusal or an outage is the caller's to judge. */
+  const userinfo = (provider: ProviderMetadata, token: string): Promise<TokenFacts> => {
+    const endpoint = provider.userinfo_endpoint;
+    if (!endpoint) {
+      // Nothing will change on retry: the caller learns that such tokens cannot be checked here.
+      return Promise.reject(
+        new TokenRefusedError(
+          'The access token is not a JWT, and the provider has no userinfo endpoint to check it',
+        ),
+      );
+    }
+    return profiles.get(token, () => askUserinfo(endpoint, token, fetchImpl));
   };
+
+  async function verifyOpaque(token: string): Promise<ApiUser> {
+    const provider = await metadata();
+    const client = options.introspectionClient;
+    try {
+      if (!client) {
+        const { claims } = await userinfo(provider, token);
+        if (typeof claims.sub !== 'string') throw new TokenCheckUnavailableError('userinfo has no sub');
+        return toUser(claims, 'userinfo', undefined);
+      }
+      const endpoint = provider.introspection_endpoint;
+      if (!endpoint) {
+        throw new TokenCheckUnavailableError(
+          'OIDC_INTROSPECTION_CLIENT_ID is set, but the provider names no introspection_endpoint',
+        );
+      }
+      const { claims } = await cache.get(token, () => introspect(endpoint, client, token, fetchImpl));
+      checkIntrospected(claims);
+      // `sub` is optional in an introspection answer (RFC 7662 2.2): the user is then userinfo's.
+      const subject =
+        typeof claims.sub === 'string' ? claims : { ...(await userinfo(provider, token)).claims, ...claims };
+      if (typeof subject.sub !== 'string') throw new TokenCheckUnavailableError('introspection has no sub');
+      return toUser(subject, 'introspection', claims.exp);
+    } catch (error) {
+      if (error instanceof TokenRefusedError) throw new InvalidTokenError(error.message, { cause: error });
+      if (error instanceof TokenCheckUnavailableError) {
+        throw new ProviderUnavailableError(`${UNREACHABLE} ${error.message}.`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** RFC 7662 2.2: the members a response may carry are checked when it carries them. */
+  function checkIntrospected(claims: Record<string, unknown>): void {
+    if (typeof claims.exp === 'number' && claims.exp <= Date.now() / 1000) {
+      throw new TokenRefusedError('The access token expired');
+    }
+    if (claims.iss !== undefined && claims.iss !== options.issuer) {
+      throw new TokenRefusedError('The access token is from another issuer');
+    }
+    if (claims.aud !== undefined) {
+      const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      if (!audiences.includes(options.audience)) {
+        throw new TokenRefusedError(audienceMismatch(claims.aud, options.audience));
+      }
+    }
+  }
+
+  const verify = async (token: string): Promise<ApiUser> => {
+    const header = jwtHeader(token);
+    return header ? verifyJwt(token, header) : verifyOpaque(token);
+  };
+
+  const withProfile = async (user: ApiUser, token: string): Promise<ApiUser> => {
+    if (user.name !== null && user.email !== null) return user;
+    const provider = options.metadata.current();
+    if (!provider) return user;
+    const claims = await userinfo(provider, token).then(
+      (facts) => facts.claims,
+      // Userinfo may refuse a token meant for another audience (Entra): the API still answers.
+      () => undefined,
+    );
+    // OpenID Connect Core 5.3.2: userinfo about someone else must not be used.
+    if (!claims || claims.sub !== user.sub) return user;
+    return { ...user, name: user.name ?? text(claims.name), email: user.email ?? text(claims.email) };
+  };
+
+  return Object.assign(verify, { withProfile });
 }
 
-function describe(error: unknown): string {
+const text = (value: unknown) => (typeof value === 'string' ? value : null);
+
+/** The JOSE header when `token` is a signed JWT (three parts, RFC 7515 7.1); undefined for anything else. */
+function jwtHeader(token: string): ProtectedHeaderParameters | undefined {
+  if (token.split('.').length !== 3) return undefined;
+  try {
+    return decodeProtectedHeader(token);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Names both audiences; the token's is attacker-controlled, so it is shortened and reduced to safe text. */
+export function audienceMismatch(got: unknown, wanted: string): string {
+  const shown = (Array.isArray(got) ? got : [got])
+    .map((value) => (typeof value === 'string' ? value : JSON.stringify(value)))
+    .join(' ')
+    .replace(/[^\x20-\x7e]|["\\]/g, '?');
+  const clipped = shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
+  return `The access token is for another audience: it is for '${clipped}', this API accepts '${wanted}'`;
+}
+
+function describe(error: unknown, audience: string): string {
   if (error instanceof errors.JWTExpired) return 'The access token expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === 'aud') return 'The access token is for another audience';
+    if (error.claim === 'aud') return audienceMismatch(error.payload.aud, audience);
     if (error.claim === 'iss') return 'The access token is from another issuer';
     return `The access token's ${error.claim} claim is invalid`;
   }
@@ -111,9 +266,11 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
  * a bad one gets `invalid_token` with a description; a missing role gets 403 `insufficient_scope`.
  */
 export function requireBearer(verify: (token: string) => Promise<ApiUser>, requiredRole?: string) {
+  // The access log (app.ts) writes res.locals.authFailure next to the status: the reason of a 401 or 403.
   return async (req: Request, res: Response, next: NextFunction) => {
     const header = req.get('authorization');
     if (!header) {
+      res.locals.authFailure = 'no access token';
       res
         .set('WWW-Authenticate', REALM)
         .status(401)
@@ -125,6 +282,7 @@ export function requireBearer(verify: (token: string) => Promise<ApiUser>, requi
       if (!token) throw new InvalidTokenError('The Authorization header is not a bearer token');
       const user = await verify(token);
       if (requiredRole && !user.roles.includes(requiredRole)) {
+        res.locals.authFailure = `the ${requiredRole} role is missing`;
         res
           .set('WWW-Authenticate', `${REALM}, error="insufficient_scope"`)
           .status(403)
@@ -132,12 +290,14 @@ export function requireBearer(verify: (token: string) => Promise<ApiUser>, requi
         return;
       }
       res.locals.user = user;
+      res.locals.accessToken = token;
       next();
     } catch (error) {
       if (!(error instanceof InvalidTokenError)) {
         next(error);
         return;
       }
+      res.locals.authFailure = error.message;
       res
         .set('WWW-Authenticate', `${REALM}, error="invalid_token", error_description="${error.message}"`)
         .status(401)

@@ -2,6 +2,10 @@
 export interface ProviderMetadata {
   issuer: string;
   jwks_uri: string;
+  /** OpenID Connect Core 5.3: asked about opaque access tokens when the server cannot introspect them. */
+  userinfo_endpoint: string | undefined;
+  /** RFC 8414 section 2 / RFC 7662: where opaque access tokens are introspected. */
+  introspection_endpoint: string | undefined;
   /** Origins the browser talks to for this provider (token, userinfo, JWKS, revocation...). */
   origins: string[];
 }
@@ -58,6 +62,16 @@ export class ProviderMetadataCache {
       const value = document[key];
       if (typeof value === 'string' && URL.canParse(value)) origins.add(new URL(value).origin);
     }
-    return { issuer: document.issuer, jwks_uri: document.jwks_uri, origins: [...origins] };
+    const endpoint = (key: string) => {
+      const value = document[key];
+      return typeof value === 'string' && URL.canParse(value) ? value : undefined;
+    };
+    return {
+      issuer: document.issuer,
+      jwks_uri: document.jwks_uri,
+      userinfo_endpoint: endpoint('userinfo_endpoint'),
+      introspection_endpoint: endpoint('introspection_endpoint'),
+      origins: [...origins],
+    };
   }
 }

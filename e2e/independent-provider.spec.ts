@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { expect, test, type Page } from '@playwright/test';
+import { port } from '../playwright.config';
+import {
+  logInAtProvider,
+  sessionTokens,
+  signIn,
+  startServer,
+  storedSession,
+  type StartedServer,
+} from './support';
+
+/**
+ * The whole journey against an independent OpenID provider, Django OAuth Toolkit from Debian
+ * (scripts/django-oauth-toolkit.mjs installs and configures it): opaque access tokens, no
+ * offline_access scope, no end-session endpoint, no revocation in discovery. Gatehouse is configured
+ * as a newcomer would: authority and client id, nothing else.
+ */
+const DOT = `http://localhost:${port(70)}`;
+const ISSUER = `${DOT}/o`;
+const ALICE = { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' };
+/** Short-lived tokens, so the walk sees a renewal. */
+const ACCESS_TOKEN_TTL = 20;
+
+let provider: ChildProcess;
+let app: StartedServer;
+
+/** Starts the provider and resolves once its discovery document answers. */
+async function startProvider(appOrigin: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      'scripts/django-oauth-toolkit.mjs',
+      '--port',
+      String(port(70)),
+      '--app-origin',
+      appOrigin,
+      '--access-token-ttl',
+      String(ACCESS_TOKEN_TTL),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+  await expect
+    .poll(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`Django OAuth Toolkit exited:\n${stderr}`);
+        return fetch(`${ISSUER}/.well-known/openid-configuration`).then(
+          (response) => response.status,
+          () => 0,
+        );
+      },
+      { timeout: 60_000, message: 'Django OAuth Toolkit answers discovery' },
+    )
+    .toBe(200);
+  return child;
+}
+
+test.beforeAll(async () => {
+  test.setTimeout(120_000);
+  const origin = `http://localhost:${port(71)}`;
+  provider = await startProvider(origin);
+  app = await startServer(71, {
+    OIDC_AUTHORITY: ISSUER,
+    OIDC_CLIENT_ID: 'gatehouse',
+    TELEMETRY_CONSENT: 'implied',
+  });
+});
+
+test.afterAll(async () => {
+  await app?.stop();
+  if (provider && provider.exitCode === null) {
+    const exited = new Promise((resolve) => provider.once('exit', resolve));
+    provider.kill('SIGINT');
+    await exited;
+  }
+});
+
+async function apiMe(page: Page): Promise<Record<string, unknown>> {
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub"');
+  return JSON.parse((await page.getByTestId('api-me').textContent()) ?? '{}') as Record<string, unknown>;
+}
+
+test('sign in, reload, the API with opaque tokens, renewal, sign out and sign in again', async ({ page }) => {
+  test.setTimeout(120_000);
+  const refreshes: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && request.url().startsWith(`${ISSUER}/token`)) {
+      if (request.postData()?.includes('grant_type=refresh_token')) refreshes.push(request.url());
+    }
+  });
+
+  await test.step('sign in', async () => {
+    await page.goto(`${app.origin}/`);
+    await signIn(page, ALICE, DOT);
+  });
+
+  await test.step('reload', async () => {
+    await page.reload();
+    await expect(page.getByTestId('display-name')).toHaveText(ALICE.name);
+  });
+
+  await test.step('/api/me with the provider’s default (opaque) access token', async () => {
+    const { access_token } = await sessionTokens(page);
+    expect(access_token?.split('.')).toHaveLength(1);
+    expect(await apiMe(page)).toMatchObject({
+      sub: '1',
+      name: ALICE.name,
+      email: ALICE.email,
+      issuer: ISSUER,
+      verifiedBy: 'userinfo',
+    });
+  });
+
+  await test.step('renewal with the refresh token', async () => {
+    const before = await sessionTokens(page);
+    expect(before.refresh_token).toBeTruthy();
+    await expect.poll(() => refreshes.length, { timeout: (ACCESS_TOKEN_TTL + 10) * 1000 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await sessionTokens(page)).expires_at ?? 0)
+      .toBeGreaterThan(before.expires_at ?? 0);
+    expect((await sessionTokens(page)).access_token).not.toBe(before.access_token);
+    await page.goto(`${app.origin}/`);
+    expect(await apiMe(page)).toMatchObject({ sub: '1', verifiedBy: 'userinfo' });
+  });
+
+  await test.step('sign out (the provider has no end-session endpoint)', async () => {
+    await page.goto(`${app.origin}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+    expect(await storedSession(page)).toBeNull();
+    // The user is told their session at the provider may remain (issue 9).
+    await expect(page.getByRole('status')).toContainText(/provider/i);
+  });
+
+  await test.step('sign in again', async () => {
+    await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+    // The provider's session may still be there (nothing ended it): then no form is shown.
+    const signedIn = page.getByTestId('display-name');
+    await expect(signedIn.or(page.getByLabel('Username'))).toBeVisible();
+    if (await page.getByLabel('Username').isVisible()) await logInAtProvider(page, ALICE, DOT);
+    await expect(signedIn).toHaveText(ALICE.name);
+    expect(await apiMe(page)).toMatchObject({ sub: '1', verifiedBy: 'userinfo' });
+  });
+});
