@@ -19,11 +19,17 @@ export function CallbackPage() {
       return;
     }
     void completeSignIn(url).then((result) => {
-      if (result.ok) {
-        navigate(result.returnTo, { replace: true });
-      } else {
-        window.history.replaceState(null, '', '/callback');
+      // The entry is cleaned first, so neither a failed navigation nor an error leaves `code` and
+      // `state` in the address bar or the history.
+      window.history.replaceState(null, '', '/callback');
+      if (!result.ok) {
         setFailure(result.error);
+        return;
+      }
+      try {
+        navigate(result.returnTo, { replace: true });
+      } catch {
+        navigate('/', { replace: true });
       }
     });
   }, [completeSignIn, navigate]);
