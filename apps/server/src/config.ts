@@ -24,9 +24,21 @@ const connectionString = optionalText.superRefine((value, ctx) => {
   }
 });
 
+/** A host that only this machine reaches: the bundled provider and plain http are safe there. */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(hostname)
+  );
+}
+
 /** Every environment variable the server reads, with its default. Nothing else reads process.env. */
 const envSchema = z
   .object({
+    NODE_ENV: optionalText,
+    ALLOW_BUNDLED_DEV_IDP: flag,
     PORT: port(3000),
     IDP_PORT: port(3001),
     PUBLIC_ORIGIN: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
@@ -51,6 +63,9 @@ const envSchema = z
     TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(1).optional(),
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
+    DEV_IDP_TEST_CONTROLS_SECRET: optionalText.pipe(
+      z.string().min(16, 'must be at least 16 characters').optional(),
+    ),
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
   })
   .superRefine((env, ctx) => {
@@ -60,6 +75,32 @@ const envSchema = z
         path: ['OIDC_CLIENT_ID'],
         message: 'is required when OIDC_AUTHORITY is set',
       });
+    }
+    const production = env.NODE_ENV === 'production';
+    const publicOrigin =
+      env.PUBLIC_ORIGIN !== undefined && !isLoopbackHost(new URL(env.PUBLIC_ORIGIN).hostname);
+    if (!env.OIDC_AUTHORITY && (production || publicOrigin) && !env.ALLOW_BUNDLED_DEV_IDP) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OIDC_AUTHORITY'],
+        message:
+          `is required ${production ? 'when NODE_ENV=production' : `for the public origin ${env.PUBLIC_ORIGIN}`}: ` +
+          'without it Gatehouse would start its bundled development provider, whose demo accounts (admin/admin) ' +
+          'anyone can use and whose address is localhost. Set OIDC_AUTHORITY to your provider, or ' +
+          'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
+      });
+    }
+    if (production && env.OIDC_AUTHORITY) {
+      const authority = new URL(env.OIDC_AUTHORITY);
+      if (authority.protocol === 'http:' && !isLoopbackHost(authority.hostname)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['OIDC_AUTHORITY'],
+          message:
+            'must use https when NODE_ENV=production (plain http lets anyone on the way replace the ' +
+            "provider's keys and so sign in as anyone); only a loopback address may use http",
+        });
+      }
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
@@ -82,7 +123,13 @@ export interface ServerConfig {
     audience: string;
     extraQueryParams: Record<string, string>;
   };
-  devIdp: { port: number; testControls: boolean; accessTokenTtlSeconds: number | undefined };
+  devIdp: {
+    port: number;
+    testControls: boolean;
+    /** The secret the test controls require; undefined: the provider makes one per start. */
+    testControlsSecret: string | undefined;
+    accessTokenTtlSeconds: number | undefined;
+  };
   telemetry: {
     /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
     connectionString: string;
@@ -139,6 +186,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     devIdp: {
       port: e.IDP_PORT,
       testControls: e.DEV_IDP_TEST_CONTROLS,
+      testControlsSecret: e.DEV_IDP_TEST_CONTROLS_SECRET,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
     },
     telemetry: {

@@ -18,6 +18,9 @@ async function main() {
       clientId: config.oidc.clientId,
       apiResource: config.oidc.audience,
       testControls: config.devIdp.testControls,
+      ...(config.devIdp.testControlsSecret === undefined
+        ? {}
+        : { testControlsSecret: config.devIdp.testControlsSecret }),
       ...(config.devIdp.accessTokenTtlSeconds === undefined
         ? {}
         : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
