@@ -7,6 +7,7 @@ import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import { openApiDocument } from './openapi.js';
+import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
 export interface AppOptions {
@@ -21,6 +22,8 @@ export interface AppOptions {
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries;
+  /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
+  telemetryUserIds?: TelemetryUserIds;
 }
 
 const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
@@ -140,7 +143,18 @@ export function createApp(options: AppOptions) {
   api.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
-  if (options.usage) api.use('/usage', createUsageRouter({ verify, queries: options.usage }));
+  const userIds = options.telemetryUserIds;
+  if (userIds) {
+    // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
+    api.get('/telemetry-user', requireBearer(verify), (_req, res) => {
+      const user = res.locals.user as ApiUser;
+      res.json({ id: userIds.idFor(user.issuer, user.sub) });
+    });
+  }
+  if (options.usage) {
+    const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
+    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser }));
+  }
   api.use((_req, res) => {
     res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
   });

@@ -61,6 +61,16 @@ const envSchema = z
     GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
     TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(1).optional(),
+    TELEMETRY_USER_ID_SECRET: optionalText.pipe(
+      z
+        .string()
+        .transform((value) => value.split(',').map((secret) => secret.trim()))
+        .refine(
+          (secrets) => secrets.every((secret) => secret.length >= 32),
+          'must be one secret of at least 32 characters, or several separated by commas (the first issues ids)',
+        )
+        .optional(),
+    ),
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_TEST_CONTROLS_SECRET: optionalText.pipe(
@@ -136,6 +146,11 @@ export interface ServerConfig {
     /** Whether the configured connection string sends telemetry elsewhere than this server. */
     external: boolean;
     consent: 'ask' | 'implied';
+    /**
+     * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
+     * Undefined: a key kept in the data directory, made on first start.
+     */
+    userIdSecrets: string[] | undefined;
   };
   collector: {
     dataDir: string;
@@ -195,6 +210,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
         `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`,
       external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
       consent: e.TELEMETRY_CONSENT,
+      userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
     collector: {
       dataDir: e.GATEHOUSE_DATA_DIR,

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import { createCollector } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { loadTelemetryUserIds } from './telemetry-user-id.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -45,6 +46,7 @@ async function main() {
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector,
     usage: collector.usage,
+    telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, (error?: Error) =>
