@@ -39,6 +39,15 @@ describe('scrubText', () => {
     const dotted = 'eyJa.'.repeat(80_000);
     expect(scrubText(dotted)).not.toContain('eyJ');
   });
+
+  it('runs the parameter and bearer patterns in linear time on 400 KB of hostile input too', () => {
+    const params = '?code=#state='.repeat(30_000);
+    // Each state value runs to the next `#`, swallowing the `?code=` after it.
+    expect(scrubText(params)).toBe(`?code=${REDACTED}${`#state=${REDACTED}`.repeat(30_000)}`);
+    const spaces = `Bearer${' '.repeat(400_000)}!`;
+    expect(scrubText(spaces)).toBe(spaces);
+    expect(scrubText('Bearer Bearer '.repeat(30_000))).not.toMatch(/Bearer Bearer/);
+  });
 });
 
 describe('scrubDeep', () => {
