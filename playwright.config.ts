@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,13 @@ export const APP = `http://localhost:${port(0)}`;
 export const IDP = `http://localhost:${port(1)}`;
 /** A second Gatehouse whose identity provider does not answer. */
 export const APP_WITHOUT_PROVIDER = `http://localhost:${port(2)}`;
+
+/**
+ * The secret of the local provider's test controls for this run. Made once here in the runner, given to
+ * the servers, and reaching the test workers through the environment they inherit from the runner.
+ */
+process.env.E2E_TEST_CONTROLS_SECRET ||= randomBytes(24).toString('base64url');
+export const TEST_CONTROLS_SECRET = process.env.E2E_TEST_CONTROLS_SECRET;
 
 /** Each server gets a fresh telemetry store of its own (DuckDB allows one process per file). */
 const dataDir = () => mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
@@ -58,7 +66,14 @@ export default defineConfig({
   projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
   webServer: [
     {
-      ...server({ PORT: String(port(0)), IDP_PORT: String(port(1)), DEV_IDP_TEST_CONTROLS: '1' }),
+      ...server({
+        PORT: String(port(0)),
+        IDP_PORT: String(port(1)),
+        // NODE_ENV=production needs the bundled provider allowed explicitly.
+        ALLOW_BUNDLED_DEV_IDP: '1',
+        DEV_IDP_TEST_CONTROLS: '1',
+        DEV_IDP_TEST_CONTROLS_SECRET: TEST_CONTROLS_SECRET,
+      }),
       url: `${IDP}/.well-known/openid-configuration`,
     },
     {

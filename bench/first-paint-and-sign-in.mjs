@@ -68,6 +68,8 @@ export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PO
       IDP_PORT: String(idpPort),
       GATEHOUSE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-')),
       NODE_ENV: 'production',
+      // The bundled provider, in production mode: allowed explicitly (docs/decisions/0016).
+      ALLOW_BUNDLED_DEV_IDP: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

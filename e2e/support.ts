@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, type APIRequestContext, type Page } from '@playwright/test';
-import { IDP, port } from '../playwright.config';
+import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 
 export const ACCOUNTS = {
   alice: { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
@@ -18,7 +18,10 @@ export async function misbehave(
   mode: string | null,
   settings: { accessTokenTtlSeconds?: number } = {},
 ) {
-  const response = await request.post(`${IDP}/__test/misbehave`, { data: { mode, ...settings } });
+  const response = await request.post(`${IDP}/__test/misbehave`, {
+    data: { mode, ...settings },
+    headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
+  });
   expect(response.status()).toBe(204);
 }
 
@@ -148,6 +151,9 @@ export async function startServer(
       PORT: String(port(portOffset)),
       IDP_PORT: String(port(portOffset + 1)),
       GATEHOUSE_DATA_DIR: dataDir,
+      // A test's own server may run its bundled provider whatever NODE_ENV the runner has.
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      DEV_IDP_TEST_CONTROLS_SECRET: TEST_CONTROLS_SECRET,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

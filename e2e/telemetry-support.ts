@@ -79,8 +79,11 @@ export async function recordTelemetry(
   };
 }
 
-/** The pseudonymous id Gatehouse gives a signed-in user: SHA-256 of issuer and subject, 128 bits. */
-export function pseudonymousId(issuer: string, subject: string): string {
+/**
+ * The id Gatehouse once gave a signed-in user, an unsalted SHA-256 of issuer and subject (128 bits):
+ * anyone who guessed a subject could recompute it, so it must never appear any more.
+ */
+export function unsaltedId(issuer: string, subject: string): string {
   return createHash('sha256').update(`${issuer}\n${subject}`).digest().subarray(0, 16).toString('base64url');
 }
 

@@ -8,7 +8,7 @@ import {
   signIn,
   signOutThroughProvider,
 } from './support';
-import { hidePage, pseudonymousId, recordTelemetry, waitForSdk } from './telemetry-support';
+import { hidePage, recordTelemetry, unsaltedId, waitForSdk } from './telemetry-support';
 
 test.beforeEach(async ({ request }) => {
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
@@ -186,7 +186,13 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   expect(sessionIds.size).toBe(1);
   expect([...sessionIds][0]).toMatch(/\S{6,}/);
   expect(all.every((e) => (e.tags['ai.user.id'] ?? '').length > 0)).toBe(true);
-  const expectedUser = pseudonymousId(IDP, 'admin');
+  // The id the server issues for this user (a keyed hash), not one the browser could compute itself.
+  const issued = await page.request.get('/api/telemetry-user', {
+    headers: { Authorization: `Bearer ${tokens.access_token}` },
+  });
+  const expectedUser = ((await issued.json()) as { id: string }).id;
+  expect(expectedUser).toMatch(/^[A-Za-z0-9_-]{24}$/);
+  expect(expectedUser).not.toBe(unsaltedId(IDP, 'admin'));
   const home = pageViews.find((e) => e.data.baseData.name === 'Home');
   expect(home?.tags['ai.user.authUserId']).toBeUndefined();
   expect(profileView?.tags['ai.user.authUserId']).toBe(expectedUser);
@@ -217,7 +223,7 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   for (const post of telemetry.posts) expect(post.answer?.itemsAccepted).toBe(post.envelopes.length);
 });
 
-test('sign-out clears the authenticated user, and the leak scan covers the sign-out too', async ({
+test('sign-out clears the authenticated user and starts fresh anonymous ids; the leak scan covers it', async ({
   page,
 }) => {
   const telemetry = await recordTelemetry(page);
@@ -226,9 +232,34 @@ test('sign-out clears the authenticated user, and the leak scan covers the sign-
   await signIn(page, ACCOUNTS.alice);
   const idToken = await sessionTokens(page);
   expect(idToken.id_token).toMatch(/^ey/);
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "alice"');
+  await hidePage(page);
+  await expect
+    .poll(() => telemetry.envelopes().filter((e) => e.tags['ai.user.authUserId']).length)
+    .toBeGreaterThan(0);
+  const signedIn = telemetry.envelopes().filter((e) => e.tags['ai.user.authUserId']);
+  const oldUsers = new Set(signedIn.map((e) => e.tags['ai.user.id']));
+  const oldSessions = new Set(signedIn.map((e) => e.tags['ai.session.id']));
+
   await signOutThroughProvider(page);
+  const returned = new Date().toISOString();
   expect(page.url()).toBe(`${APP}/`);
   await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+
+  // What happens after sign-out carries new anonymous ids, which nothing links to the old ones.
+  await waitForSdk(page);
+  await hidePage(page);
+  const after = () => telemetry.envelopes().filter((e) => e.time >= returned);
+  await expect.poll(() => after().length).toBeGreaterThan(0);
+  for (const envelope of after()) {
+    expect(envelope.tags['ai.user.authUserId']).toBeUndefined();
+    expect(oldUsers.has(envelope.tags['ai.user.id'] ?? '')).toBe(false);
+    expect(oldSessions.has(envelope.tags['ai.session.id'] ?? '')).toBe(false);
+  }
+  const cookies = await page.context().cookies();
+  const aiUser = cookies.find((cookie) => cookie.name === 'ai_user')?.value ?? '';
+  for (const old of oldUsers) expect(aiUser).not.toContain(old ?? '');
   const sentBeforeReturn = telemetry.posts.length;
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByLabel('Username')).toBeVisible(); // signed out: /profile goes to sign-in

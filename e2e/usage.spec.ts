@@ -1,4 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
+/** The built-in collector's instrumentation key (apps/server/src/config.ts): not a secret. */
+const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 import {
   ACCOUNTS,
   expectRefusedOnceExpired,
@@ -55,6 +57,9 @@ test('an admin sees exactly the activity that happened, on every panel', async (
     .toBe('1');
   await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
   await expect(page.getByTestId('tile-signedInUsers').locator('.tile-value')).toHaveText('1');
+  // The admin's id was issued by this server: a verified user, and marked so in the sessions.
+  await expect(page.getByTestId('tile-verifiedUsers').locator('.tile-value')).toHaveText('1');
+  await expect(page.getByTestId('sessions-table')).toContainText('verified');
   await expect(page.getByTestId('tile-sessions').locator('.tile-value')).toHaveText('1');
   const pages = page.getByTestId('pages-table');
   await expect(pages.getByRole('row', { name: /^Profile 1 1/ })).toBeVisible();
@@ -71,6 +76,81 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   await expect(timeline).toContainText('Exception');
   const text = (await timeline.textContent()) ?? '';
   expect(text.indexOf('Profile')).toBeLessThan(text.indexOf('Diagnostics'));
+});
+
+test('values of any length keep the dashboard within the screen, in full one click away; forgeries are marked', async ({
+  page,
+}) => {
+  const long = (char: string, length: number) => `${char.repeat(length - 3)}END`;
+  const session = 'layout-session';
+  const tags = {
+    'ai.session.id': session,
+    'ai.user.id': 'layout-user',
+    // Shaped like an issued id, but not issued by this server.
+    'ai.user.authUserId': 'ForgedForgedForgedForged',
+  };
+  const item = (baseType: string, baseData: Record<string, unknown>) => ({
+    time: new Date().toISOString(),
+    iKey: LOCAL_INSTRUMENTATION_KEY,
+    name: 'Microsoft.ApplicationInsights.Item',
+    tags,
+    data: { baseType, baseData: { ver: 2, ...baseData } },
+  });
+  const sent = await fetch(`${fresh.origin}/v2/track`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify([
+      item('PageviewData', { name: long('p', 1024), url: `${fresh.origin}/x` }),
+      item('ExceptionData', {
+        exceptions: [
+          { typeName: 'Error', message: long('m', 20_000), hasFullStack: true, stack: long('s', 20_000) },
+        ],
+      }),
+      item('RemoteDependencyData', {
+        id: 'd1',
+        name: long('n', 1024),
+        target: long('t', 1024),
+        duration: '00:00:00.010',
+        success: true,
+        resultCode: '200',
+      }),
+      item('MessageData', { message: long('q', 20_000) }),
+    ]),
+  });
+  expect(sent.status).toBe(200);
+
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await signInAt(page, fresh);
+  await page.goto(`${fresh.origin}/usage`);
+  await expect(page.getByTestId('pages-table')).toContainText('pppp');
+  await expect(page.getByTestId('exceptions-list')).toContainText('mmmm');
+  await expect(page.getByTestId('calls-table')).toContainText('tttt');
+  const width = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  expect(await width()).toBeLessThanOrEqual(0);
+  // The full text is there: open a cut value and read its end.
+  const pageName = page.getByTestId('pages-table').locator('details').first();
+  await pageName.locator('summary').click();
+  await expect(pageName).toContainText('pEND');
+  await page
+    .getByTestId('exceptions-list')
+    .locator('li', { hasText: 'mmmm' })
+    .getByText('Sample stack')
+    .click();
+  await expect(page.getByTestId('exceptions-list')).toContainText('sEND');
+  expect(await width()).toBeLessThanOrEqual(0);
+
+  // The forged authUserId: signed in, but not verified.
+  const row = page.getByTestId('sessions-table').getByRole('row', { name: /ForgedForged/ });
+  await expect(row).toContainText('unverified');
+
+  await row.getByRole('link').click();
+  const timeline = page.getByTestId('timeline');
+  await expect(timeline).toContainText('qqqq');
+  await expect(page.getByText('unverified')).toBeVisible();
+  expect(await width()).toBeLessThanOrEqual(0);
+  for (const details of await timeline.locator('details').all()) await details.locator('summary').click();
+  await expect(timeline).toContainText('qEND');
+  expect(await width()).toBeLessThanOrEqual(0);
 });
 
 test('a member is refused by the page and by the API; bad tokens get 401', async ({ page, request }) => {

@@ -11,7 +11,8 @@ export default defineConfig({
   build: {
     outDir: 'dist',
     emptyOutDir: true,
-    sourcemap: true,
+    // Built for operators (to decode stacks), never linked from the code nor served (docs/decisions/0016).
+    sourcemap: 'hidden',
     // The sign-in library and the telemetry SDK load after the first paint, in chunks of their own.
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,

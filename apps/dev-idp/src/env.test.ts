@@ -8,6 +8,7 @@ describe('readDevIdpEnv', () => {
       port: 3001,
       appOrigin: 'http://localhost:3000',
       testControls: false,
+      testControlsSecret: undefined,
       accessTokenTtlSeconds: undefined,
     });
   });
@@ -18,6 +19,7 @@ describe('readDevIdpEnv', () => {
         IDP_PORT: '4001',
         APP_ORIGIN: 'http://127.0.0.1:5173/',
         DEV_IDP_TEST_CONTROLS: '1',
+        DEV_IDP_TEST_CONTROLS_SECRET: 'sixteen-chars-ok',
         DEV_IDP_ACCESS_TOKEN_TTL: '70',
         UNRELATED: 'x',
       }),
@@ -25,6 +27,7 @@ describe('readDevIdpEnv', () => {
       port: 4001,
       appOrigin: 'http://127.0.0.1:5173',
       testControls: true,
+      testControlsSecret: 'sixteen-chars-ok',
       accessTokenTtlSeconds: 70,
     });
     expect(readDevIdpEnv({ IDP_PORT: '', DEV_IDP_ACCESS_TOKEN_TTL: '' }).port).toBe(3001);
@@ -35,6 +38,7 @@ describe('readDevIdpEnv', () => {
       IDP_PORT: 'abc',
       APP_ORIGIN: 'http://localhost:3000/app',
       DEV_IDP_TEST_CONTROLS: 'yes',
+      DEV_IDP_TEST_CONTROLS_SECRET: 'short',
       DEV_IDP_ACCESS_TOKEN_TTL: '0',
     };
     expect(() => readDevIdpEnv(env)).toThrow(InvalidEnvError);

@@ -5,6 +5,7 @@ export interface DevIdpEnv {
   port: number;
   appOrigin: string;
   testControls: boolean;
+  testControlsSecret: string | undefined;
   accessTokenTtlSeconds: number | undefined;
 }
 
@@ -28,6 +29,7 @@ const EnvSchema = z.object({
     .transform((value) => new URL(value).origin)
     .default('http://localhost:3000'),
   DEV_IDP_TEST_CONTROLS: z.enum(['0', '1'], { error: 'must be 1 (enabled) or 0 (disabled)' }).default('0'),
+  DEV_IDP_TEST_CONTROLS_SECRET: z.string().min(16, 'must be at least 16 characters long').optional(),
   DEV_IDP_ACCESS_TOKEN_TTL: z.coerce
     .number({ error: 'must be a number of seconds' })
     .int('must be a whole number of seconds')
@@ -57,6 +59,7 @@ export function readDevIdpEnv(env: Readonly<Record<string, string | undefined>>)
     port: settings.IDP_PORT,
     appOrigin: settings.APP_ORIGIN,
     testControls: settings.DEV_IDP_TEST_CONTROLS === '1',
+    testControlsSecret: settings.DEV_IDP_TEST_CONTROLS_SECRET,
     accessTokenTtlSeconds: settings.DEV_IDP_ACCESS_TOKEN_TTL,
   };
 }

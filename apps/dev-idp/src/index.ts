@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -6,11 +7,11 @@ import type Koa from 'koa';
 import { DEMO_ACCOUNTS } from './accounts.js';
 import { generateSigningKey } from './keys.js';
 import { ROUTES, createProvider } from './provider.js';
-import { TEST_CONTROL_PATH, TestControls } from './test-controls.js';
+import { TEST_CONTROL_PATH, TEST_CONTROL_SECRET_HEADER, TestControls } from './test-controls.js';
 
 export { DEMO_ACCOUNTS } from './accounts.js';
 export type { DemoAccount } from './accounts.js';
-export { MISBEHAVIOUR_MODES, TEST_CONTROL_PATH } from './test-controls.js';
+export { MISBEHAVIOUR_MODES, TEST_CONTROL_PATH, TEST_CONTROL_SECRET_HEADER } from './test-controls.js';
 export type { MisbehaviourMode, MisbehaviourSettings } from './test-controls.js';
 
 export interface DevIdpOptions {
@@ -32,8 +33,13 @@ export interface DevIdpOptions {
   accessTokenFormat?: 'jwt' | 'opaque';
   /** Registers this confidential client, allowed to introspect the app's tokens (RFC 7662). */
   introspectionClient?: { client_id: string; client_secret: string };
-  /** Mounts POST/GET /__test/misbehave; default false. */
+  /** Mounts POST/GET /__test/misbehave (with the secret below in a header); default false. */
   testControls?: boolean;
+  /**
+   * The secret the test controls require in `X-Test-Controls-Secret` (at least 16 characters); default
+   * a random one for this start, printed with the start-up lines.
+   */
+  testControlsSecret?: string;
   /** Receives start-up lines and server errors; default console.info. */
   log?: (line: string) => void;
 }
@@ -41,6 +47,8 @@ export interface DevIdpOptions {
 export interface DevIdp {
   issuer: string;
   port: number;
+  /** The secret of the test controls, when they are on. */
+  testControlsSecret: string | undefined;
   close(): Promise<void>;
 }
 
@@ -48,7 +56,7 @@ function describe(options: {
   issuer: string;
   clientId: string;
   redirectUri: string;
-  testControls: boolean;
+  testControls: { secret: string; generated: boolean } | undefined;
   opaque: boolean;
 }): string[] {
   return [
@@ -59,7 +67,12 @@ function describe(options: {
     `Client:        ${options.clientId} (public, PKCE S256) -> ${options.redirectUri}`,
     `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
     ...(options.opaque ? ['Access tokens: opaque (check them through userinfo or introspection)'] : []),
-    ...(options.testControls ? [`Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}`] : []),
+    ...(options.testControls
+      ? [
+          `Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}, with the header ${TEST_CONTROL_SECRET_HEADER}: ` +
+            (options.testControls.generated ? options.testControls.secret : '(the secret given at start)'),
+        ]
+      : []),
   ];
 }
 
@@ -72,6 +85,15 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
   if (!Number.isSafeInteger(defaultTtl) || defaultTtl < 1) {
     throw new RangeError(`accessTokenTtlSeconds must be a positive whole number, got ${defaultTtl}`);
   }
+  if (options.testControlsSecret !== undefined && options.testControlsSecret.length < 16) {
+    throw new RangeError('testControlsSecret must be at least 16 characters long');
+  }
+  const testControls = options.testControls
+    ? {
+        secret: options.testControlsSecret ?? randomBytes(24).toString('base64url'),
+        generated: options.testControlsSecret === undefined,
+      }
+    : undefined;
 
   // Listen first: the default issuer needs the port that port 0 resolves to. Requests that arrive
   // while the provider is still being built wait for it rather than hang unanswered.
@@ -98,8 +120,9 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
   try {
     const signingKey = await generateSigningKey();
     const redirectUri = `${appOrigin}/callback`;
-    const controls = options.testControls
+    const controls = testControls
       ? new TestControls({
+          secret: testControls.secret,
           signingKey,
           defaultAccessTokenTtlSeconds: defaultTtl,
           issuer: () => issuer,
@@ -132,7 +155,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       issuer,
       clientId,
       redirectUri,
-      testControls: Boolean(controls),
+      testControls,
       opaque: options.accessTokenFormat === 'opaque',
     }))
       log(line);
@@ -141,5 +164,5 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     throw error;
   }
 
-  return { issuer, port, close };
+  return { issuer, port, close, testControlsSecret: testControls?.secret };
 }

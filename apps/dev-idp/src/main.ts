@@ -18,6 +18,7 @@ async function main(): Promise<void> {
     port: settings.port,
     appOrigin: settings.appOrigin,
     testControls: settings.testControls,
+    ...(settings.testControlsSecret === undefined ? {} : { testControlsSecret: settings.testControlsSecret }),
     accessTokenTtlSeconds: settings.accessTokenTtlSeconds,
   });
 

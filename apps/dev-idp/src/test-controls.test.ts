@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify 
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { startDevIdp } from './index.js';
+import { TEST_CONTROL_SECRET_HEADER, startDevIdp } from './index.js';
 import type { DevIdp, MisbehaviourSettings } from './index.js';
 import {
   APP_ORIGIN,
@@ -18,10 +18,23 @@ import {
 } from './test-support/oidc-flow.js';
 
 let idp: DevIdp;
+let secret: string;
+const startLines: string[] = [];
 
 beforeAll(async () => {
-  idp = await startDevIdp({ port: 0, appOrigin: APP_ORIGIN, testControls: true, log: () => {} });
+  idp = await startDevIdp({
+    port: 0,
+    appOrigin: APP_ORIGIN,
+    testControls: true,
+    log: (line) => startLines.push(line),
+  });
+  secret = idp.testControlsSecret ?? '';
 });
+
+/** GET of the control endpoint, with the secret unless told otherwise. */
+function readControls(headers: Record<string, string> = { [TEST_CONTROL_SECRET_HEADER]: secret }) {
+  return fetch(`${idp.issuer}/__test/misbehave`, { headers });
+}
 
 afterAll(async () => {
   await idp.close();
@@ -34,7 +47,7 @@ afterEach(async () => {
 async function misbehave(settings: MisbehaviourSettings | Record<string, unknown>): Promise<Response> {
   return fetch(`${idp.issuer}/__test/misbehave`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', [TEST_CONTROL_SECRET_HEADER]: secret },
     body: JSON.stringify(settings),
   });
 }
@@ -54,11 +67,11 @@ async function verifyIdToken(idToken: string) {
 
 describe('control endpoint', () => {
   it('reports and changes the settings', async () => {
-    const initial = await fetch(`${idp.issuer}/__test/misbehave`);
+    const initial = await readControls();
     expect(await initial.json()).toEqual({ mode: null, accessTokenTtlSeconds: 300 });
 
     expect((await misbehave({ mode: 'wrong-nonce', accessTokenTtlSeconds: 70 })).status).toBe(204);
-    const changed = await fetch(`${idp.issuer}/__test/misbehave`);
+    const changed = await readControls();
     expect(await changed.json()).toEqual({ mode: 'wrong-nonce', accessTokenTtlSeconds: 70 });
   });
 
@@ -68,8 +81,63 @@ describe('control endpoint', () => {
     expect(await unknown.json()).toMatchObject({ error: 'invalid_request' });
     expect((await misbehave({ mode: 'authorize-error:' })).status).toBe(400);
     expect((await misbehave({ mode: null, accessTokenTtlSeconds: -1 })).status).toBe(400);
-    const broken = await fetch(`${idp.issuer}/__test/misbehave`, { method: 'POST', body: '{' });
+    const broken = await fetch(`${idp.issuer}/__test/misbehave`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', [TEST_CONTROL_SECRET_HEADER]: secret },
+      body: '{',
+    });
     expect(broken.status).toBe(400);
+  });
+
+  it('generates a secret per start, prints it once, and refuses anyone without it', async () => {
+    expect(secret.length).toBeGreaterThanOrEqual(16);
+    expect(startLines.filter((line) => line.includes(secret))).toHaveLength(1);
+    const other = await startDevIdp({ port: 0, appOrigin: APP_ORIGIN, testControls: true, log: () => {} });
+    await other.close();
+    expect(other.testControlsSecret).not.toBe(secret);
+
+    expect((await readControls({})).status).toBe(403);
+    expect((await readControls({ [TEST_CONTROL_SECRET_HEADER]: `${secret}x` })).status).toBe(403);
+    // What a page on another origin can send without a preflight: a text/plain POST, no custom header.
+    const simple = await fetch(`${idp.issuer}/__test/misbehave`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', Origin: 'https://evil.example' },
+      body: JSON.stringify({ mode: 'wrong-issuer' }),
+    });
+    expect(simple.status).toBe(403);
+    expect(simple.headers.get('access-control-allow-origin')).toBeNull();
+    expect(await (await readControls()).json()).toMatchObject({ mode: null });
+  });
+
+  it('takes only application/json, even with the secret', async () => {
+    const plain = await fetch(`${idp.issuer}/__test/misbehave`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain', [TEST_CONTROL_SECRET_HEADER]: secret },
+      body: JSON.stringify({ mode: 'wrong-issuer' }),
+    });
+    expect(plain.status).toBe(415);
+    expect(await (await readControls()).json()).toMatchObject({ mode: null });
+  });
+
+  it('uses the secret it was given, and prints no secret then', async () => {
+    const lines: string[] = [];
+    const given = 'a-secret-the-test-runner-chose';
+    const other = await startDevIdp({
+      port: 0,
+      appOrigin: APP_ORIGIN,
+      testControls: true,
+      testControlsSecret: given,
+      log: (line) => lines.push(line),
+    });
+    try {
+      const answer = await fetch(`${other.issuer}/__test/misbehave`, {
+        headers: { [TEST_CONTROL_SECRET_HEADER]: given },
+      });
+      expect(answer.status).toBe(200);
+      expect(lines.join('\n')).not.toContain(given);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
@@ -10,6 +11,8 @@ import { generateSigningKey } from './keys.js';
 import type { SigningKey } from './keys.js';
 
 export const TEST_CONTROL_PATH = '/__test/misbehave';
+/** The request header that must carry the per-start secret of the test controls. */
+export const TEST_CONTROL_SECRET_HEADER = 'X-Test-Controls-Secret';
 
 /** Modes that rewrite the ID token in token endpoint responses. */
 const ID_TOKEN_MODES = [
@@ -77,6 +80,8 @@ const SettingsSchema = z.strictObject({
 });
 
 export interface TestControlsDeps {
+  /** Given at start (or generated then): without it the controls answer 403, whoever asks. */
+  secret: string;
   signingKey: SigningKey;
   defaultAccessTokenTtlSeconds: number;
   issuer: () => string;
@@ -101,6 +106,12 @@ function jsonObject(body: unknown): Record<string, unknown> | undefined {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && !Buffer.isBuffer(body)
     ? (body as Record<string, unknown>)
     : undefined;
+}
+
+/** Compares in constant time (through fixed-length digests), so timing tells nothing about the secret. */
+function sameSecret(given: string, secret: string): boolean {
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return given.length > 0 && timingSafeEqual(digest(given), digest(secret));
 }
 
 /** Replaces a JSON response body but keeps the content type the provider chose (e.g. jwk-set+json). */
@@ -202,6 +213,21 @@ export class TestControls {
 
   async #control(ctx: Koa.Context): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
+    // A custom header and a JSON body: a page on another origin cannot send either without a CORS
+    // preflight, which this path never grants; and without the secret nobody gets further.
+    if (!sameSecret(ctx.get(TEST_CONTROL_SECRET_HEADER), this.deps.secret)) {
+      ctx.status = 403;
+      ctx.body = {
+        error: 'access_denied',
+        error_description: `${TEST_CONTROL_SECRET_HEADER} is missing or wrong`,
+      };
+      return;
+    }
+    if (ctx.method === 'POST' && !ctx.is('application/json')) {
+      ctx.status = 415;
+      ctx.body = { error: 'invalid_request', error_description: 'the body must be application/json' };
+      return;
+    }
     if (ctx.method === 'GET') {
       ctx.body = { mode: this.#settings.mode, accessTokenTtlSeconds: this.accessTokenTtlSeconds() };
       return;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, embedJson } from './app.js';
+import { createApp, embedJson, PERMISSIONS_POLICY } from './app.js';
 import { loadConfig } from './config.js';
 
 const ASSET = 'console.log("gatehouse");'.repeat(100);
@@ -23,6 +23,9 @@ beforeAll(async () => {
   );
   await writeFile(join(webRoot, 'assets', 'app-abc123.js'), ASSET);
   await writeFile(join(webRoot, 'assets', 'app-abc123.js.br'), brotliCompressSync(ASSET));
+  await writeFile(join(webRoot, 'assets', 'app-abc123.js.map'), '{"version":3}');
+  await writeFile(join(webRoot, 'main.js.map'), '{"version":3}');
+  await writeFile(join(webRoot, 'index.html.br'), brotliCompressSync('<html></html>'));
   const config = loadConfig({
     OIDC_AUTHORITY: 'http://127.0.0.1:9',
     OIDC_CLIENT_ID: 'gatehouse',
@@ -98,6 +101,48 @@ describe('the app server', () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ error: 'not_found' });
     expect((await fetch(`${base}/api/me`)).status).toBe(401);
+  });
+
+  it('sends Permissions-Policy on pages and API answers, and no-store on every API answer', async () => {
+    const page = await fetch(`${base}/`, { headers: { accept: 'text/html' } });
+    expect(page.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);
+    expect(PERMISSIONS_POLICY).toContain('camera=()');
+    const answers = [
+      await fetch(`${base}/api/me`),
+      await fetch(`${base}/api/me`, { headers: { authorization: 'Bearer a.b.c' } }),
+      await fetch(`${base}/api/nothing`),
+      await fetch(`${base}/api/openapi.json`),
+      await fetch(`${base}/api/me`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{not json',
+      }),
+    ];
+    expect(answers.map((response) => response.status)).toEqual([401, 503, 404, 200, 400]);
+    for (const response of answers) {
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);
+    }
+  });
+
+  it('never serves the raw build file: /index.html and its compressed copies lead to the page', async () => {
+    for (const path of ['/index.html', '/index.html.br', '/index.html.gz']) {
+      const response = await fetch(`${base}${path}`, {
+        redirect: 'manual',
+        headers: { accept: 'text/html' },
+      });
+      expect(response.status).toBe(301);
+      expect(response.headers.get('location')).toBe('/');
+    }
+  });
+
+  it('answers a missing asset or a source map with 404, never with the app page', async () => {
+    for (const path of ['/assets/gone-123.js', '/assets/app-abc123.js.map', '/main.js.map']) {
+      const response = await fetch(`${base}${path}`, { headers: { accept: 'text/html,*/*' } });
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(await response.text()).not.toContain('gatehouse-config');
+    }
   });
 
   it('answers 503 when the provider cannot be reached to check a token', async () => {

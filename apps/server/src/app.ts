@@ -7,6 +7,7 @@ import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import { openApiDocument } from './openapi.js';
+import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
 export interface AppOptions {
@@ -21,9 +22,29 @@ export interface AppOptions {
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries;
+  /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
+  telemetryUserIds?: TelemetryUserIds;
 }
 
 const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
+const RAW_INDEX = /^\/index\.html(\.(br|gz))?$/;
+/**
+ * Powerful features the app never uses, switched off for it and for anything it embeds: a script
+ * injected despite the CSP still cannot reach the camera, the microphone or the position.
+ */
+export const PERMISSIONS_POLICY = [
+  'accelerometer=()',
+  'browsing-topics=()',
+  'camera=()',
+  'display-capture=()',
+  'geolocation=()',
+  'gyroscope=()',
+  'magnetometer=()',
+  'microphone=()',
+  'payment=()',
+  'usb=()',
+].join(', ');
 
 /** The public subset of the configuration the SPA receives at run time: never a secret. */
 export function publicConfig(config: ServerConfig, authority: string) {
@@ -106,6 +127,7 @@ export function createApp(options: AppOptions) {
     }),
   );
   app.use((req, res, next) => {
+    res.set('Permissions-Policy', PERMISSIONS_POLICY);
     if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   });
@@ -114,16 +136,32 @@ export function createApp(options: AppOptions) {
 
   // --- the product API ---
   const api = express.Router();
+  // Every answer, 401/403/404 and errors included: none may be kept by a browser or a shared cache.
+  api.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
   api.use(express.json({ limit: '100kb' }));
   api.get('/me', requireBearer(verify), async (_req, res: Response<ApiUser>) => {
     // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
     const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
-    res.set('Cache-Control', 'no-store').json(user);
+    res.json(user);
   });
   api.get('/openapi.json', (_req, res) => {
-    res.set('Cache-Control', 'no-cache').json(openApiDocument);
+    res.json(openApiDocument);
   });
-  if (options.usage) api.use('/usage', createUsageRouter({ verify, queries: options.usage }));
+  const userIds = options.telemetryUserIds;
+  if (userIds) {
+    // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
+    api.get('/telemetry-user', requireBearer(verify), (_req, res) => {
+      const user = res.locals.user as ApiUser;
+      res.json({ id: userIds.idFor(user.issuer, user.sub) });
+    });
+  }
+  if (options.usage) {
+    const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
+    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser }));
+  }
   api.use((_req, res) => {
     res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
   });
@@ -133,6 +171,13 @@ export function createApp(options: AppOptions) {
   const indexHtml = renderIndex(options.webRoot, publicConfig(config, authority));
   // Assets are compressed at build time (brotli, gzip): no compression work per request.
   const precompressed = { enableBrotli: true, orderPreference: ['br', 'gzip'], index: false };
+  app.use((req, res, next) => {
+    // The raw build file would boot the app without its configuration: send the page itself.
+    if (RAW_INDEX.test(req.path)) return res.redirect(301, '/');
+    // Source maps are built for operators, not published (docs/decisions/0016).
+    if (req.path.endsWith('.map')) return notFound(res);
+    next();
+  });
   app.use(
     '/assets',
     expressStaticGzip(new URL('assets/', options.webRoot).pathname, {
@@ -140,6 +185,8 @@ export function createApp(options: AppOptions) {
       serveStatic: { immutable: true, maxAge: '1y' },
     }),
   );
+  // A missing script or style is a 404, never the app's HTML (which the browser would then refuse).
+  app.use('/assets', (_req, res) => notFound(res));
   app.use(expressStaticGzip(options.webRoot.pathname, { ...precompressed, serveStatic: { maxAge: '1h' } }));
   app.get('/{*path}', async (req: Request, res: Response, next) => {
     if (!req.accepts('html')) return next();
@@ -170,6 +217,10 @@ export function createApp(options: AppOptions) {
   };
   app.use(onError);
   return app;
+}
+
+function notFound(res: Response): void {
+  res.status(404).set('Cache-Control', 'no-store').type('text/plain').send('Not found');
 }
 
 function connectOrigins(authority: string, metadata: ProviderMetadataCache, config: ServerConfig): string[] {

@@ -34,6 +34,34 @@ describe('loadConfig', () => {
     expect(config.port).toBe(8080);
   });
 
+  it('refuses the bundled provider in production or on a public origin, unless switched on', () => {
+    for (const env of [{ NODE_ENV: 'production' }, { PUBLIC_ORIGIN: 'https://app.example.com' }]) {
+      expect(() => loadConfig(env)).toThrow(ConfigError);
+      expect(() => loadConfig(env)).toThrow(
+        /OIDC_AUTHORITY: is required .*admin\/admin.*ALLOW_BUNDLED_DEV_IDP=1/,
+      );
+      expect(loadConfig({ ...env, ALLOW_BUNDLED_DEV_IDP: '1' }).oidc.authority).toBeUndefined();
+    }
+    expect(loadConfig({ PUBLIC_ORIGIN: 'http://127.0.0.1:8080' }).oidc.authority).toBeUndefined();
+    expect(loadConfig({ PUBLIC_ORIGIN: 'http://gatehouse.localhost:8080' }).oidc.authority).toBeUndefined();
+  });
+
+  it('refuses a plain-http provider in production, except on loopback', () => {
+    const provider = { NODE_ENV: 'production', OIDC_CLIENT_ID: 'gatehouse' };
+    expect(() => loadConfig({ ...provider, OIDC_AUTHORITY: 'http://idp.example.com' })).toThrow(
+      /OIDC_AUTHORITY: must use https when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...provider, OIDC_AUTHORITY: 'http://localhost:9000' }).oidc.authority).toBe(
+      'http://localhost:9000',
+    );
+    expect(loadConfig({ ...provider, OIDC_AUTHORITY: 'https://idp.example.com' }).oidc.authority).toBe(
+      'https://idp.example.com',
+    );
+    expect(loadConfig({ OIDC_AUTHORITY: 'http://idp.example.com', OIDC_CLIENT_ID: 'g' }).oidc.authority).toBe(
+      'http://idp.example.com',
+    );
+  });
+
   it('names every missing or invalid key in one message', () => {
     let error: unknown;
     try {

@@ -24,9 +24,21 @@ const connectionString = optionalText.superRefine((value, ctx) => {
   }
 });
 
+/** A host that only this machine reaches: the bundled provider and plain http are safe there. */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127(\.\d{1,3}){3}$/.test(hostname)
+  );
+}
+
 /** Every environment variable the server reads, with its default. Nothing else reads process.env. */
 const envSchema = z
   .object({
+    NODE_ENV: optionalText,
+    ALLOW_BUNDLED_DEV_IDP: flag,
     PORT: port(3000),
     IDP_PORT: port(3001),
     PUBLIC_ORIGIN: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
@@ -58,8 +70,21 @@ const envSchema = z
     HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+    TELEMETRY_USER_ID_SECRET: optionalText.pipe(
+      z
+        .string()
+        .transform((value) => value.split(',').map((secret) => secret.trim()))
+        .refine(
+          (secrets) => secrets.every((secret) => secret.length >= 32),
+          'must be one secret of at least 32 characters, or several separated by commas (the first issues ids)',
+        )
+        .optional(),
+    ),
     TRUST_PROXY: flag,
     DEV_IDP_TEST_CONTROLS: flag,
+    DEV_IDP_TEST_CONTROLS_SECRET: optionalText.pipe(
+      z.string().min(16, 'must be at least 16 characters').optional(),
+    ),
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
     DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
   })
@@ -81,6 +106,32 @@ const envSchema = z
         ],
         message: 'OIDC_INTROSPECTION_CLIENT_ID and OIDC_INTROSPECTION_CLIENT_SECRET go together',
       });
+    }
+    const production = env.NODE_ENV === 'production';
+    const publicOrigin =
+      env.PUBLIC_ORIGIN !== undefined && !isLoopbackHost(new URL(env.PUBLIC_ORIGIN).hostname);
+    if (!env.OIDC_AUTHORITY && (production || publicOrigin) && !env.ALLOW_BUNDLED_DEV_IDP) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OIDC_AUTHORITY'],
+        message:
+          `is required ${production ? 'when NODE_ENV=production' : `for the public origin ${env.PUBLIC_ORIGIN}`}: ` +
+          'without it Gatehouse would start its bundled development provider, whose demo accounts (admin/admin) ' +
+          'anyone can use and whose address is localhost. Set OIDC_AUTHORITY to your provider, or ' +
+          'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
+      });
+    }
+    if (production && env.OIDC_AUTHORITY) {
+      const authority = new URL(env.OIDC_AUTHORITY);
+      if (authority.protocol === 'http:' && !isLoopbackHost(authority.hostname)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['OIDC_AUTHORITY'],
+          message:
+            'must use https when NODE_ENV=production (plain http lets anyone on the way replace the ' +
+            "provider's keys and so sign in as anyone); only a loopback address may use http",
+        });
+      }
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
@@ -108,6 +159,8 @@ export interface ServerConfig {
   devIdp: {
     port: number;
     testControls: boolean;
+    /** The secret the test controls require; undefined: the provider makes one per start. */
+    testControlsSecret: string | undefined;
     accessTokenTtlSeconds: number | undefined;
     /** `opaque`: the bundled provider issues opaque access tokens (no resource indicator), as many do. */
     accessTokenFormat: 'jwt' | 'opaque';
@@ -118,6 +171,11 @@ export interface ServerConfig {
     /** Whether the configured connection string sends telemetry elsewhere than this server. */
     external: boolean;
     consent: 'ask' | 'implied';
+    /**
+     * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
+     * Undefined: a key kept in the data directory, made on first start.
+     */
+    userIdSecrets: string[] | undefined;
   };
   /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
   http: {
@@ -184,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     devIdp: {
       port: e.IDP_PORT,
       testControls: e.DEV_IDP_TEST_CONTROLS,
+      testControlsSecret: e.DEV_IDP_TEST_CONTROLS_SECRET,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
       accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
     },
@@ -193,6 +252,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
         `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`,
       external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
       consent: e.TELEMETRY_CONSENT,
+      userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
     http: {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { createCollector, defaultHttpLimits, httpServerOptions, limitServer } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { loadTelemetryUserIds } from './telemetry-user-id.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -20,6 +21,9 @@ async function main() {
       testControls: config.devIdp.testControls,
       accessTokenFormat: config.devIdp.accessTokenFormat,
       ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
+      ...(config.devIdp.testControlsSecret === undefined
+        ? {}
+        : { testControlsSecret: config.devIdp.testControlsSecret }),
       ...(config.devIdp.accessTokenTtlSeconds === undefined
         ? {}
         : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
@@ -51,6 +55,7 @@ async function main() {
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector,
     usage: collector.usage,
+    telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const limits = { ...defaultHttpLimits, ...config.http };

@@ -68,7 +68,16 @@ const tile = {
     },
   },
 };
-const tiles = ['users', 'signedInUsers', 'sessions', 'pageViews', 'exceptions', 'failedCalls'];
+// verifiedUsers: signed-in users whose id this server issued (docs/decisions/0017).
+const tiles = [
+  'users',
+  'signedInUsers',
+  'verifiedUsers',
+  'sessions',
+  'pageViews',
+  'exceptions',
+  'failedCalls',
+];
 
 export const openApiDocument = {
   openapi: '3.1.0',
@@ -92,6 +101,27 @@ export const openApiDocument = {
         security: [{ bearer: [] }],
         responses: {
           '200': { description: 'OK', content: { 'application/json': { schema: ref('ApiUser') } } },
+          '401': errors['401'],
+        },
+      },
+    },
+    '/telemetry-user': {
+      get: {
+        summary: "The caller's pseudonymous telemetry user id, issued and verifiable by this server",
+        security: [{ bearer: [] }],
+        responses: {
+          '200': {
+            description: 'OK',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['id'],
+                  properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{24}$' } },
+                },
+              },
+            },
+          },
           '401': errors['401'],
         },
       },
@@ -328,7 +358,7 @@ export const openApiDocument = {
       Dependencies: list('dependencies', 'Dependency'),
       Session: {
         type: 'object',
-        required: ['sessionId', 'user', 'authenticated', 'start', 'lengthMs', 'pages', 'errors'],
+        required: ['sessionId', 'user', 'authenticated', 'verified', 'start', 'lengthMs', 'pages', 'errors'],
         properties: {
           sessionId: { type: 'string' },
           user: {
@@ -336,6 +366,7 @@ export const openApiDocument = {
             description: 'Pseudonymous authenticated user id if any, else the anonymous user id',
           },
           authenticated: { type: 'boolean' },
+          verified: { type: 'boolean', description: 'The authenticated user id is one this server issued' },
           start: time,
           lengthMs: { ...count, description: 'First to last item of the session within the period' },
           pages: count,
@@ -376,11 +407,12 @@ export const openApiDocument = {
       },
       SessionTimeline: {
         type: 'object',
-        required: ['sessionId', 'user', 'authenticated', 'items', 'truncated'],
+        required: ['sessionId', 'user', 'authenticated', 'verified', 'items', 'truncated'],
         properties: {
           sessionId: { type: 'string' },
           user: text,
           authenticated: { type: 'boolean' },
+          verified: { type: 'boolean', description: 'The authenticated user id is one this server issued' },
           items: { type: 'array', items: ref('TimelineItem') },
           truncated: { type: 'boolean', description: 'More than 1,000 items: only the first are listed' },
         },

@@ -11,6 +11,7 @@ import { createApp } from './app.js';
 import { loadConfig } from './config.js';
 import { openApiDocument } from './openapi.js';
 import { startLoopbackProvider } from './test-support/loopback-provider.js';
+import { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
 // A provider stand-in on loopback (discovery + JWKS), the app with a real collector in a temp dir.
@@ -54,38 +55,54 @@ beforeAll(async () => {
     log: () => undefined,
     collector,
     usage: collector.usage,
+    telemetryUserIds: new TelemetryUserIds(['a-secret-of-at-least-thirty-two-characters']),
   });
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   // Two items of one session, sent as the browser SDK sends them.
-  const tags = { 'ai.session.id': 'sess-1', 'ai.user.id': 'anon-1', 'ai.operation.id': 'op-1' };
-  const sent = Date.now();
-  const envelope = (minutesAgo: number, baseType: string, baseData: Record<string, unknown>) => ({
+  const response = await track([
+    envelope(10, 'PageviewData', { name: 'Home', url: 'https://app.example/', duration: '00:00:00.250' }),
+    envelope(9, 'RemoteDependencyData', {
+      id: '1',
+      name: 'GET /api/me',
+      duration: '00:00:00.040',
+      success: false,
+      resultCode: '500',
+      target: 'app.example',
+    }),
+  ]);
+  expect(response.status).toBe(200);
+});
+
+const sent = Date.now();
+function envelope(
+  minutesAgo: number,
+  baseType: string,
+  baseData: Record<string, unknown>,
+  tags: Record<string, string> = {
+    'ai.session.id': 'sess-1',
+    'ai.user.id': 'anon-1',
+    'ai.operation.id': 'op-1',
+  },
+) {
+  return {
     time: new Date(sent - minutesAgo * 60_000).toISOString(),
     iKey: IKEY,
     name: 'Microsoft.ApplicationInsights.Item',
     tags,
     data: { baseType, baseData: { ver: 2, ...baseData } },
-  });
-  const response = await fetch(`${base}/v2/track`, {
+  };
+}
+
+function track(envelopes: unknown[]) {
+  return fetch(`${base}/v2/track`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify([
-      envelope(10, 'PageviewData', { name: 'Home', url: 'https://app.example/', duration: '00:00:00.250' }),
-      envelope(9, 'RemoteDependencyData', {
-        id: '1',
-        name: 'GET /api/me',
-        duration: '00:00:00.040',
-        success: false,
-        resultCode: '500',
-        target: 'app.example',
-      }),
-    ]),
+    body: JSON.stringify(envelopes),
   });
-  expect(response.status).toBe(200);
-});
+}
 
 afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
@@ -258,6 +275,46 @@ describe("one user's export and erasure", () => {
   });
 });
 
+describe('verified signed-in users', () => {
+  it('counts and marks only ids this server issued; a forged authUserId is signed in but not verified', async () => {
+    const issued = await get('/api/telemetry-user', `Bearer ${await token([])}`);
+    expect(issued).toMatchObject({ status: 200, cacheControl: 'no-store' });
+    const id = String(issued.body.id);
+    expect(id).toMatch(/^[A-Za-z0-9_-]{24}$/);
+    expect((await get('/api/telemetry-user')).status).toBe(401);
+
+    const view = (session: string, authUserId: string) =>
+      envelope(
+        5,
+        'PageviewData',
+        { name: 'Profile', url: 'https://app.example/profile' },
+        {
+          'ai.session.id': session,
+          'ai.user.id': `anon-${session}`,
+          'ai.user.authUserId': authUserId,
+        },
+      );
+    // A forger who read an id in the dashboard or guessed one changes a character of the tag.
+    const forged = `${id.slice(0, 23)}${id.endsWith('A') ? 'B' : 'A'}`;
+    const response = await track([view('sess-v', id), view('sess-f', forged), view('sess-g', 'admin')]);
+    expect(response.status).toBe(200);
+
+    const overview = await asAdmin('/api/usage/overview?range=1h');
+    expect(overview.body.tiles).toMatchObject({
+      signedInUsers: { value: 3 },
+      verifiedUsers: { value: 1, previous: 0, change: null },
+    });
+    const sessions = (await asAdmin('/api/usage/sessions?range=1h')).body.sessions as Array<{
+      sessionId: string;
+      verified: boolean;
+    }>;
+    const verified = Object.fromEntries(sessions.map((s) => [s.sessionId, s.verified]));
+    expect(verified).toEqual({ 'sess-1': false, 'sess-v': true, 'sess-f': false, 'sess-g': false });
+    expect((await asAdmin('/api/usage/sessions/sess-v/timeline')).body.verified).toBe(true);
+    expect((await asAdmin('/api/usage/sessions/sess-f/timeline')).body.verified).toBe(false);
+  });
+});
+
 describe('the OpenAPI description', () => {
   it('is served publicly and describes every implemented route', async () => {
     const served = await get('/api/openapi.json');
@@ -275,7 +332,7 @@ describe('the OpenAPI description', () => {
       .map((path) => `/usage${path.replace(/:(\w+)/g, '{$1}')}`);
     expect(routes).toHaveLength(9);
     const documented = Object.keys(openApiDocument.paths);
-    expect(documented.sort()).toEqual([...routes, '/me', '/openapi.json'].sort());
+    expect(documented.sort()).toEqual([...routes, '/me', '/openapi.json', '/telemetry-user'].sort());
     for (const [path, methods] of Object.entries(openApiDocument.paths)) {
       const concrete = path.replace('{id}', 'sess-1');
       for (const method of Object.keys(methods)) {

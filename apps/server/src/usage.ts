@@ -1,5 +1,12 @@
 import { once } from 'node:events';
-import { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges, type UsageQueries } from '@gatehouse/collector';
+import {
+  SESSION_ID,
+  SESSIONS_LIMIT,
+  USER_ID,
+  usageRanges,
+  type UsageQueries,
+  type UsageRange,
+} from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { requireBearer, type ApiUser } from './auth/bearer.js';
@@ -12,6 +19,8 @@ export const SESSION_ID_PATTERN = SESSION_ID.source;
 export interface UsageRouterOptions {
   verify: (token: string) => Promise<ApiUser>;
   queries: UsageQueries;
+  /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
+  isVerifiedUser?: (id: string | null) => boolean;
 }
 
 const range = z.enum(RANGES, { error: `must be one of ${RANGES.join(', ')}` }).default('24h');
@@ -83,12 +92,28 @@ function answer(handler: Handler) {
  * The usage API (`/api/usage/...`) for the admin dashboard: admins only (the `admin` role, read from the
  * configured roles claim), every input validated. Described in openapi.ts.
  */
-export function createUsageRouter({ verify, queries }: UsageRouterOptions): express.Router {
+export function createUsageRouter({
+  verify,
+  queries,
+  isVerifiedUser = () => false,
+}: UsageRouterOptions): express.Router {
   const router = express.Router();
   router.use(requireBearer(verify, 'admin'));
+  /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
+  const verifiedCount = async (options: { range: UsageRange; now: number }) =>
+    (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
   router.get(
     '/overview',
-    answer((req) => queries.overview(parse(rangeQuery, req.query))),
+    answer(async (req) => {
+      const { range } = parse(rangeQuery, req.query);
+      const overview = await queries.overview({ range });
+      const [value, previous] = await Promise.all([
+        verifiedCount({ range, now: Date.parse(overview.to) }),
+        verifiedCount({ range, now: Date.parse(overview.from) }),
+      ]);
+      const change = previous === 0 ? null : (value - previous) / previous;
+      return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
+    }),
   );
   router.get(
     '/timeseries',
@@ -108,9 +133,13 @@ export function createUsageRouter({ verify, queries }: UsageRouterOptions): expr
   );
   router.get(
     '/sessions',
-    answer((req) => {
+    answer(async (req) => {
       const { range, limit } = parse(sessionsQuery, req.query);
-      return queries.sessions(limit === undefined ? { range } : { range, limit });
+      const answer = await queries.sessions(limit === undefined ? { range } : { range, limit });
+      return {
+        ...answer,
+        sessions: answer.sessions.map((s) => ({ ...s, verified: s.authenticated && isVerifiedUser(s.user) })),
+      };
     }),
   );
   // One user's items, for access and erasure requests (README: "Access and erasure requests").
@@ -153,10 +182,11 @@ export function createUsageRouter({ verify, queries }: UsageRouterOptions): expr
   );
   router.get(
     '/sessions/:id/timeline',
-    answer((req) => {
+    answer(async (req) => {
       const { id } = parse(sessionParams, req.params);
       parse(z.strictObject({}), req.query);
-      return queries.sessionTimeline(id);
+      const timeline = await queries.sessionTimeline(id);
+      return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
     }),
   );
   return router;

@@ -28,6 +28,8 @@ export const LIST_LIMIT = 100;
 export const SESSIONS_LIMIT = { default: 50, max: 500 } as const;
 /** Most items a session timeline answers. */
 export const TIMELINE_LIMIT = 1000;
+/** Beyond this many distinct signed-in ids in one period, the rest are not checked (and not counted). */
+export const SIGNED_IN_IDS_LIMIT = 100_000;
 /** What a session id may look like (the SDKs' ids: base64 characters, a GUID, ...). */
 export const SESSION_ID = /^[A-Za-z0-9+/=_.:-]{1,128}$/;
 
@@ -154,6 +156,8 @@ export interface UsageQueries {
   userItems(userId: string): AsyncIterable<Envelope>;
   /** Deletes them all (journal included), for an erasure request; resolves to how many. */
   eraseUser(userId: string): Promise<number>;
+  /** The distinct authenticated user ids of the period (at most SIGNED_IN_IDS_LIMIT), to be verified. */
+  signedInUserIds(options?: UsageOptions): Promise<string[]>;
 }
 
 /**
@@ -261,6 +265,9 @@ const dependenciesSql = `SELECT target, name,
   quantile_cont(duration_ms, [0.5, 0.95]) AS quantiles -- one sort for both: ~15 % faster than two
 FROM items WHERE type = 'dependency' AND time >= $1 AND time < $2
 GROUP BY target, name ORDER BY n DESC, target, name LIMIT ${LIST_LIMIT}`;
+
+const signedInIdsSql = `SELECT DISTINCT auth_user_id FROM items
+WHERE auth_user_id IS NOT NULL AND time >= $1 AND time < $2 LIMIT ${SIGNED_IN_IDS_LIMIT}`;
 
 const sessionsSql = `SELECT session_id,
   max(auth_user_id) AS auth_user,
@@ -432,6 +439,12 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
     eraseUser(userId) {
       if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
       return reader.erase(userId);
+    },
+
+    async signedInUserIds(options) {
+      const p = period(options);
+      const rows = await reader.read(signedInIdsSql, [ts(p.from), ts(p.to)]);
+      return rows.map((r) => String(r.auth_user_id));
     },
 
     async sessionTimeline(sessionId) {

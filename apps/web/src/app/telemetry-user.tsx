@@ -1,27 +1,31 @@
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { useAuth } from '../auth/auth-context';
-import { pseudonymousUserId } from '../telemetry/pseudonymous-id';
+import { useApi } from '../auth/use-api';
 import { telemetry } from '../telemetry/telemetry';
 
-/** Telemetry knows a signed-in user only by a pseudonymous id from issuer and subject; never a name. */
+/**
+ * Telemetry knows a signed-in user only by the pseudonymous id the server issues (a keyed hash it can
+ * verify, docs/decisions/0017), never a name. At sign-out the SDK's anonymous ids start afresh.
+ */
 export function TelemetryUser() {
   const { state } = useAuth();
-  const issuer = state.status === 'signed-in' ? state.user.issuer : null;
-  const subject = state.status === 'signed-in' ? state.user.sub : null;
+  const api = useApi();
+  const user = state.status === 'signed-in' ? `${state.user.issuer}\n${state.user.sub}` : null;
   const settled = state.status !== 'loading';
+  const wasSignedIn = useRef(false);
 
   useEffect(() => {
     if (!settled) return;
-    if (issuer === null || subject === null) {
+    if (user === null) {
       telemetry.clearAuthenticatedUser();
+      if (wasSignedIn.current) telemetry.startFreshIdentity();
+      wasSignedIn.current = false;
       return;
     }
-    let active = true;
-    void pseudonymousUserId(issuer, subject).then((id) => active && telemetry.setAuthenticatedUser(id));
-    return () => {
-      active = false;
-    };
-  }, [settled, issuer, subject]);
+    wasSignedIn.current = true;
+    // Without the id (the API failed) the visitor is reported as anonymous: telemetry never stands in the way.
+    telemetry.identifyUser(api<{ id: string }>('/api/telemetry-user').then(({ id }) => id));
+  }, [settled, user, api]);
 
   return null;
 }

@@ -71,7 +71,7 @@ describe('RequireAuth', () => {
 });
 
 describe('CallbackPage', () => {
-  it('goes to the page sign-in started from, replacing the callback entry', async () => {
+  it('goes to the page sign-in started from, replacing the callback entry and the address first', async () => {
     window.history.replaceState(null, '', '/callback?code=c&state=s');
     const session = fakeSession(
       { status: 'signed-out' },
@@ -80,6 +80,35 @@ describe('CallbackPage', () => {
     const location = renderWith(session, <CallbackPage />, '/callback');
     await waitFor(() => expect(location.history?.at(-1)).toBe('/profile'));
     expect(location.history).not.toContain('/callback?code=c&state=s');
+    expect(window.location.search).toBe('');
+  });
+
+  it('recovers from a failed navigation by going home, with no code or state left behind', async () => {
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    const session = fakeSession(
+      { status: 'signed-out' },
+      { completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/broken' })) },
+    );
+    const location = memoryLocation({ path: '/callback', record: true });
+    const failingHook: typeof location.hook = () => {
+      const [path, navigate] = location.hook();
+      return [
+        path,
+        (to, options) => {
+          if (to === '/broken') throw new Error('navigation failed');
+          navigate(to, options);
+        },
+      ];
+    };
+    render(
+      <Router hook={failingHook}>
+        <AuthProvider loadSession={() => Promise.resolve(session)}>
+          <CallbackPage />
+        </AuthProvider>
+      </Router>,
+    );
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/'));
+    expect(window.location.search).toBe('');
   });
 
   it('shows why sign-in failed, with a way to try again, and drops code and state from the URL', async () => {

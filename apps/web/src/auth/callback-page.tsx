@@ -19,11 +19,19 @@ export function CallbackPage() {
       return;
     }
     void completeSignIn(url).then((result) => {
-      if (result.ok) {
-        navigate(result.returnTo, { replace: true });
-      } else if ('error' in result) {
-        window.history.replaceState(null, '', '/callback');
+      // The entry is cleaned first, so neither a failed navigation nor an error leaves `code` and
+      // `state` in the address bar or the history.
+      window.history.replaceState(null, '', '/callback');
+      if (!result.ok) {
+        // A new sign-in is already under way when the provider refused a scope it does not need.
+        if (!('error' in result)) return;
         setFailure(result.error);
+        return;
+      }
+      try {
+        navigate(result.returnTo, { replace: true });
+      } catch {
+        navigate('/', { replace: true });
       }
     });
   }, [completeSignIn, navigate]);

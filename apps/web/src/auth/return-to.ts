@@ -8,7 +8,9 @@ export function safeReturnTo(candidate: unknown): string {
   if ([...candidate].some((char) => char === '\\' || char.charCodeAt(0) < 0x20)) return '/';
   try {
     const url = new URL(candidate, 'https://gatehouse.invalid');
-    if (url.origin !== 'https://gatehouse.invalid' || url.pathname.startsWith('/callback')) return '/';
+    // Checked after normalisation: `/.//evil.example` becomes `//evil.example`, a host to the browser.
+    if (url.origin !== 'https://gatehouse.invalid' || url.pathname.startsWith('//')) return '/';
+    if (url.pathname.startsWith('/callback')) return '/';
     return `${url.pathname}${url.search}${url.hash}`;
   } catch {
     return '/';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
-import { TelemetryClient, type TelemetryRuntime } from './telemetry';
+import { TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
 
 function fakeSdk() {
   return {
@@ -92,6 +92,54 @@ describe('TelemetryClient', () => {
     window.dispatchEvent(new ErrorEvent('error', { error: new Error('boom'), message: 'boom' }));
     await settle();
     expect(sdk.trackException).toHaveBeenCalledWith(new Error('boom'), { source: 'window.onerror' });
+  });
+
+  it('starts a fresh SDK with no ai_* state left when asked for a fresh identity', async () => {
+    const first = fakeSdk();
+    const second = fakeSdk();
+    const startSdk = vi.fn().mockReturnValueOnce(first).mockReturnValueOnce(second);
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    document.cookie = 'ai_user=old-user; path=/';
+    document.cookie = 'ai_session=old-session; path=/';
+    localStorage.setItem('ai_session', 'old-session');
+    localStorage.setItem('gatehouse.telemetry-consent', 'granted');
+
+    client.startFreshIdentity();
+    expect(first.flush).toHaveBeenCalled();
+    expect(first.unload).toHaveBeenCalled();
+    expect(document.cookie).not.toContain('ai_');
+    expect(localStorage.getItem('ai_session')).toBeNull();
+    expect(localStorage.getItem('gatehouse.telemetry-consent')).toBe('granted');
+    client.trackPageView('Home', 'http://localhost/');
+    await settle();
+    expect(startSdk).toHaveBeenCalledTimes(2);
+    expect(second.trackPageView).toHaveBeenCalledWith('Home', 'http://localhost/', undefined);
+    expect(first.trackPageView).not.toHaveBeenCalled();
+  });
+
+  it('holds items until the signed-in user id arrives, so they carry it; and not forever', async () => {
+    const sdk = fakeSdk();
+    const calls: string[] = [];
+    sdk.setAuthenticatedUser.mockImplementation((id: string) => calls.push(`user ${id}`));
+    sdk.trackPageView.mockImplementation((name: string) => calls.push(`view ${name}`));
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    let answer: (id: string) => void = () => {};
+    client.identifyUser(new Promise((resolve) => (answer = resolve)));
+    client.trackPageView('Profile', 'http://localhost/profile');
+    await settle();
+    expect(calls).toEqual([]);
+    answer('server-issued-id');
+    await settle();
+    expect(calls).toEqual(['user server-issued-id', 'view Profile']);
+
+    client.identifyUser(new Promise(() => {})); // the API never answers
+    client.trackPageView('Home', 'http://localhost/');
+    await vi.advanceTimersByTimeAsync(USER_ID_WAIT_MS);
+    expect(calls.at(-1)).toBe('view Home');
   });
 
   it('switches off quietly when the SDK cannot load, with one warning', async () => {

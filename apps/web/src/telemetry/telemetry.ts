@@ -18,6 +18,8 @@ type Command = (sdk: TelemetrySdk) => void;
 export type TelemetryConsent = ConsentState | 'pending' | 'unavailable';
 /** Calls and errors kept while the SDK loads (or consent is pending); beyond this they are dropped. */
 const QUEUE_LIMIT = 250;
+/** How long items wait for a signed-in user's id from the server before they go out without it. */
+export const USER_ID_WAIT_MS = 5_000;
 
 /**
  * What the app talks to: a small facade in the first chunk. The SDK itself loads in its own chunk
@@ -31,6 +33,10 @@ export class TelemetryClient {
   private runtime: TelemetryRuntime | undefined;
   private consent: TelemetryConsent = 'pending';
   private readonly listeners = new Set<() => void>();
+  /** Items wait (queued) while a signed-in user's id is on its way, so that each one carries it. */
+  private awaitingUser = false;
+  /** Bumped at each change of user, so a late answer for an earlier user is ignored. */
+  private userGeneration = 0;
 
   constructor(
     private readonly loadSdk: () => Promise<{
@@ -99,18 +105,60 @@ export class TelemetryClient {
     this.run((sdk) => sdk.trackTrace(message, properties));
   }
 
-  setAuthenticatedUser(id: string): void {
-    this.run((sdk) => sdk.setAuthenticatedUser(id));
+  /**
+   * The signed-in user's id, which the server issues: items wait for it (at most USER_ID_WAIT_MS) so
+   * the first page views after sign-in carry it too. A failed or empty answer leaves them anonymous.
+   */
+  identifyUser(id: Promise<string | null>): void {
+    const generation = ++this.userGeneration;
+    this.awaitingUser = true;
+    const release = () => {
+      if (generation !== this.userGeneration || !this.awaitingUser) return;
+      this.awaitingUser = false;
+      this.drain();
+    };
+    setTimeout(release, USER_ID_WAIT_MS);
+    id.then(
+      (value) => {
+        if (generation !== this.userGeneration || !value) return release();
+        const identify: Command = (sdk) => sdk.setAuthenticatedUser(value);
+        // Still waiting: first in line, before the items that waited for it.
+        if (this.awaitingUser) this.queue.unshift(identify);
+        else this.run(identify);
+        release();
+      },
+      () => release(),
+    );
   }
 
   clearAuthenticatedUser(): void {
+    this.userGeneration++;
+    this.awaitingUser = false;
+    this.drain();
     this.run((sdk) => sdk.clearAuthenticatedUser());
+  }
+
+  /**
+   * New anonymous user and session ids, at sign-out: what was sent goes out under the old ones, the
+   * SDK and every `ai_*` entry go, and a fresh SDK starts, so nothing links this browser's activity
+   * before and after (nor one person to the next on a shared computer). The consent choice stays.
+   */
+  startFreshIdentity(): void {
+    const sdk = this.sdk;
+    if (sdk) {
+      sdk.flush();
+      sdk.unload();
+    }
+    this.sdk = undefined;
+    this.loading = undefined;
+    forgetTelemetryState();
+    if (this.consent === 'granted' || this.consent === 'implied') this.load();
   }
 
   // --- internals ---
 
   private run(command: Command): void {
-    if (this.sdk) command(this.sdk);
+    if (this.sdk && !this.awaitingUser) command(this.sdk);
     else if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
       this.queue.push(command);
     }
@@ -132,12 +180,19 @@ export class TelemetryClient {
         this.sdk = startSdk(runtime.connectionString, window.location.origin);
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();
-        const queued = this.queue;
-        this.queue = [];
-        for (const command of queued) command(this.sdk);
+        this.drain();
       },
       () => this.switchOff(),
     );
+  }
+
+  /** Sends what waited, once the SDK is there and no user id is awaited. */
+  private drain(): void {
+    const sdk = this.sdk;
+    if (!sdk || this.awaitingUser) return;
+    const queued = this.queue;
+    this.queue = [];
+    for (const command of queued) command(sdk);
   }
 
   private switchOff(): void {

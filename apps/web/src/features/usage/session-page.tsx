@@ -1,8 +1,10 @@
 import { Link, useParams } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatMs, formatTime } from './format';
+import { LongText } from './long-text';
 import { Panel } from './panel';
 import type { SessionTimeline } from './usage-api';
+import { UserLabel } from './user-label';
 
 /** The collector's item types, as a person would say them. */
 const KIND: Record<string, string> = {
@@ -29,10 +31,10 @@ export default function SessionPage() {
       </p>
       <h1>Session {id.slice(0, 8)}</h1>
       <Panel title="Timeline" query={timeline} isEmpty={(data) => data.items.length === 0}>
-        {({ items, user, truncated }) => (
+        {({ items, truncated, ...session }) => (
           <>
             <p className="muted">
-              User: {user ?? 'anonymous'}
+              User: <UserLabel {...session} />
               {truncated && ' · showing the first items only'}
             </p>
             <ol className="timeline" data-testid="timeline">
@@ -40,7 +42,13 @@ export default function SessionPage() {
                 <li key={`${item.time}-${index}`} className={item.success === false ? 'failed' : undefined}>
                   <time dateTime={item.time}>{formatTime(item.time)}</time>{' '}
                   <strong>{KIND[item.type] ?? item.type}</strong>{' '}
-                  {item.type === 'exception' ? (item.message ?? item.name) : (item.name ?? item.message)}
+                  <LongText
+                    text={
+                      (item.type === 'exception'
+                        ? (item.message ?? item.name)
+                        : (item.name ?? item.message)) ?? ''
+                    }
+                  />
                   {item.durationMs !== null && <span className="muted"> · {formatMs(item.durationMs)}</span>}
                   {item.success === false && <span className="badge">failed</span>}
                   {item.operationId && (

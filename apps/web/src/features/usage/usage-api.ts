@@ -12,6 +12,7 @@ export interface Tile {
 export const TILES = [
   ['users', 'Users'],
   ['signedInUsers', 'Signed-in users'],
+  ['verifiedUsers', 'Verified signed-in users'],
   ['sessions', 'Sessions'],
   ['pageViews', 'Page views'],
   ['exceptions', 'Exceptions'],
@@ -76,6 +77,9 @@ export interface DependencyRow {
 export interface SessionRow {
   sessionId: string;
   user: string | null;
+  authenticated: boolean;
+  /** The authenticated user id is one this server issued (a forged one is not). */
+  verified: boolean;
   start: string;
   lengthMs: number;
   pages: number;
@@ -91,6 +95,8 @@ export interface SessionTimeline {
   sessionId: string;
   user: string | null;
   authenticated: boolean;
+  /** The authenticated user id is one this server issued (a forged one is not). */
+  verified: boolean;
   items: TimelineItem[];
   /** True when the session has more items than one answer carries. */
   truncated: boolean;

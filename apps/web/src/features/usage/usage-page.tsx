@@ -3,6 +3,8 @@ import { Link } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
 import { LineChart } from './line-chart';
+import { LongText } from './long-text';
+import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
   RANGES,
@@ -122,7 +124,9 @@ export default function UsagePage() {
             <tbody>
               {rows.map((row) => (
                 <tr key={row.name}>
-                  <th scope="row">{row.name}</th>
+                  <th scope="row">
+                    <LongText text={row.name} />
+                  </th>
                   <td>{formatCount(row.views)}</td>
                   <td>{formatCount(row.users)}</td>
                   <td>{formatMs(row.avgDurationMs)}</td>
@@ -140,9 +144,14 @@ export default function UsagePage() {
             {groups.map((group) => (
               <li key={`${group.type ?? ''}|${group.message ?? ''}|${group.topFrame ?? ''}`}>
                 <strong>
-                  {group.type ?? 'Error'}: {group.message ?? '(no message)'}
+                  <LongText text={`${group.type ?? 'Error'}: ${group.message ?? '(no message)'}`} />
                 </strong>
-                {group.topFrame && <span className="muted"> at {group.topFrame}</span>}
+                {group.topFrame && (
+                  <span className="muted">
+                    {' '}
+                    at <LongText text={group.topFrame} />
+                  </span>
+                )}
                 <span className="muted">
                   {' '}
                   {formatCount(group.count)} times, {formatCount(group.usersAffected)} users, first{' '}
@@ -176,8 +185,12 @@ export default function UsagePage() {
             <tbody>
               {rows.map((row) => (
                 <tr key={`${row.target ?? ''}|${row.name ?? ''}`}>
-                  <td>{row.target ?? '—'}</td>
-                  <th scope="row">{row.name ?? '—'}</th>
+                  <td>
+                    <LongText text={row.target ?? '—'} />
+                  </td>
+                  <th scope="row">
+                    <LongText text={row.name ?? '—'} />
+                  </th>
                   <td>{formatCount(row.count)}</td>
                   <td>{formatRate(row.failureRate)}</td>
                   <td>{formatMs(row.p50DurationMs)}</td>
@@ -210,7 +223,9 @@ export default function UsagePage() {
                       {row.sessionId.slice(0, 8)}
                     </Link>
                   </th>
-                  <td>{row.user ?? 'anonymous'}</td>
+                  <td>
+                    <UserLabel {...row} />
+                  </td>
                   <td>{formatTime(row.start)}</td>
                   <td>{formatMs(row.lengthMs)}</td>
                   <td>{formatCount(row.pages)}</td>
