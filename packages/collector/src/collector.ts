@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BodyError, readBody } from './body.js';
+import { BodyError, decode, readBody } from './body.js';
+import { countItems } from './count-items.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
@@ -197,17 +198,21 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   }
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
-    if (behind(0)) {
-      // Shed load before reading and validating what would be refused anyway: the SDKs resend the
-      // whole batch after a 503.
-      logBehind();
-      req.resume();
-      send(res, 503, bodyRefused(503, 'Store is busy; retry later.'), busy(headers));
-      return;
-    }
+    const shedding = behind(0);
+    if (shedding) logBehind();
     let body: Buffer;
     try {
       body = await readBody(req, maxBodyBytes);
+      if (shedding) {
+        // Shed load before validating what would be refused anyway, but name every item of the
+        // batch: the Node.js SDK 2.x resends only the items a 503 names (the others SDKs resend all).
+        const count = countItems(
+          await decode(body, req.headers['content-encoding'], maxDecompressedBytes),
+          req.headers['content-type'],
+        );
+        send(res, 503, retryLater(count, [], 503, 'Store is busy; retry later.'), busy(headers));
+        return;
+      }
     } catch (error) {
       if (!(error instanceof BodyError)) throw error;
       if (error.statusCode !== 413) {
