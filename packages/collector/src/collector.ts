@@ -24,6 +24,8 @@ export interface CollectorOptions {
   maxDecompressedBytes?: number;
   /** Items accepted per second across all senders before answering 429. Default unlimited. */
   maxItemsPerSecond?: number;
+  /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
+  retryAfterSeconds?: number;
   /** Items older than this many days are deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
   /** Where the collector reports what it does. Default: console. */
@@ -55,8 +57,6 @@ const DAY_MS = 86_400_000;
 const MAX_QUEUED_ITEMS = 100_000;
 /** Items allowed in the journal, not yet loaded into DuckDB, before the collector answers 503. */
 const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
-/** Seconds a client is asked to wait after 503 (store unavailable or behind). */
-const RETRY_AFTER_UNAVAILABLE = 10;
 
 const consoleLogger: Logger = (level, message) => {
   const line = `[collector] ${message}`;
@@ -181,7 +181,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     !commits.hasRoom(count) || store.pending() + commits.queued + count > MAX_PENDING_ITEMS;
   const busy = (headers: Record<string, string>) => ({
     ...headers,
-    'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
+    'Retry-After': String(options.retryAfterSeconds ?? 10),
   });
   /** Says the store is behind at most every 10 s (with how many requests were turned away), not per request. */
   let shed = 0;

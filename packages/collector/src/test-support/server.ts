@@ -1,5 +1,6 @@
 /** Starts a collector on 127.0.0.1 (a free port) over a temp data dir, for tests. */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,11 +9,11 @@ import { createCollector, type Collector, type CollectorOptions, type LogLevel }
 import { BROWSER_IKEY } from './browser-envelopes.js';
 
 export interface TestCollector {
-  /** http://127.0.0.1:port */
+  /** http://127.0.0.1:port, or https:// when started with `tls` */
   origin: string;
   collector: Collector;
   dataDir: string;
-  server: http.Server;
+  server: http.Server | https.Server;
   /** What the collector logged. */
   logs: [LogLevel, string][];
   /** Stops the server and the collector; removes the data dir unless `keepData`. */
@@ -23,7 +24,11 @@ export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'gatehouse-collector-test-'));
 }
 
-export async function startTestCollector(options: Partial<CollectorOptions> = {}): Promise<TestCollector> {
+/** With `tls`, the collector is served over https with that certificate and key. */
+export async function startTestCollector(
+  options: Partial<CollectorOptions> = {},
+  tls?: { cert: Buffer; key: Buffer },
+): Promise<TestCollector> {
   const dataDir = options.dataDir ?? tempDataDir();
   const logs: [LogLevel, string][] = [];
   const collector = await createCollector({
@@ -33,16 +38,16 @@ export async function startTestCollector(options: Partial<CollectorOptions> = {}
     dataDir,
     log: (level, message) => logs.push([level, message]),
   });
-  const server = http.createServer((req, res) =>
+  const listener: http.RequestListener = (req, res) =>
     collector.handle(req, res, () => {
       res.writeHead(404);
       res.end('next');
-    }),
-  );
+    });
+  const server = tls ? https.createServer(tls, listener) : http.createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     collector,
     dataDir,
     server,
