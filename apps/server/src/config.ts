@@ -50,6 +50,8 @@ const envSchema = z
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
     TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(1).optional(),
     TRUST_PROXY: flag,
+    TLS_CERT_FILE: optionalText,
+    TLS_KEY_FILE: optionalText,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
   })
@@ -59,6 +61,13 @@ const envSchema = z
         code: 'custom',
         path: ['OIDC_CLIENT_ID'],
         message: 'is required when OIDC_AUTHORITY is set',
+      });
+    }
+    if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
+        message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
       });
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
@@ -71,6 +80,11 @@ export interface ServerConfig {
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
   trustProxy: boolean;
+  /**
+   * PEM files for serving https on `port` itself (the Node.js SDK 3.x and the Azure Monitor exporter
+   * post only to https); undefined serves plain http, e.g. behind a TLS-terminating proxy.
+   */
+  tls: { certFile: string; keyFile: string } | undefined;
   oidc: {
     /** Undefined: no provider is configured, so the local development provider is started. */
     authority: string | undefined;
@@ -120,13 +134,16 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     throw new ConfigError(`Gatehouse cannot start: the configuration is invalid.\n${problems.join('\n')}`);
   }
   const e = result.data;
-  const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).origin;
+  const tls =
+    e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined;
+  const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;
   const local = e.OIDC_AUTHORITY === undefined;
   const clientId = e.OIDC_CLIENT_ID ?? 'gatehouse';
   return {
     port: e.PORT,
     publicOrigin,
     trustProxy: e.TRUST_PROXY,
+    tls,
     oidc: {
       authority: e.OIDC_AUTHORITY,
       clientId,

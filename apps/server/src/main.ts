@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import type { Server } from 'node:http';
 import { createCollector } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { listen } from './listen.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -43,11 +43,7 @@ async function main() {
     collector,
     usage: collector.usage,
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, (error?: Error) =>
-      error ? reject(error) : resolve(listening),
-    );
-  });
+  const server = await listen(app, config.port, config.tls);
   closers.unshift(
     () =>
       new Promise<void>((resolve) => {
