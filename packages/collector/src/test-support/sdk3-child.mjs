@@ -45,12 +45,32 @@ function trackEveryKind(availability) {
   client.trackPageView({ name: 'Home', url: 'https://gatehouse.example/', duration: 250 });
 }
 
+const severities = ['Verbose', 'Information', 'Warning', 'Error', 'Critical'];
+
+/** One item of a mixed stream (the bench's payloads): traces most, as a server app sends. */
+function trackOne(i, availability) {
+  switch (i % 8) {
+    case 0:
+      return client.trackEvent({ name: 'signed-in', properties: { provider: 'dev-idp', n: String(i) } });
+    case 1:
+      return client.trackException({ exception: new TypeError(`profile missing ${i}`), severity: 'Error' });
+    case 2:
+      return client.trackAvailability(availability);
+    case 3:
+      return client.trackPageView({ name: 'Home', url: 'https://gatehouse.example/', duration: 250 });
+    default:
+      return client.trackTrace({ message: `request ${i} handled`, severity: severities[i % 5] });
+  }
+}
+
 process.on('message', async (message) => {
   if (message.exit) {
     await client.shutdown().catch(() => undefined);
     process.exit(0);
   }
   if (message.track === 'every-kind') trackEveryKind(message.availability);
+  else if (message.track === 'mixed')
+    for (let i = 0; i < message.count; i++) trackOne(i, message.availability);
   else for (let i = 0; i < message.count; i++) client.trackEvent({ name: `${message.prefix}-${i}` });
   await client.flush();
   process.send({ flushed: true });
