@@ -571,10 +571,12 @@ function severityAsNumber(value: Obj): string | undefined {
   const baseData = (value.data as { baseData: Obj }).baseData;
   const level = baseData.severityLevel;
   if (typeof level !== 'string') return undefined;
-  const number = severityNumber(level);
-  // A replacer rather than an assignment: the caller's value stays as it was parsed.
-  return JSON.stringify(value, function (this: unknown, key: string, v: unknown) {
-    return this === baseData && key === 'severityLevel' ? number : v;
+  // Copies along the path rather than an assignment, so the caller's value stays as it was parsed; the
+  // spread keeps every key in its place. (A replacer function cost ~6 µs an item: bench/collector.mjs.)
+  const data = value.data as Obj;
+  return JSON.stringify({
+    ...value,
+    data: { ...data, baseData: { ...baseData, severityLevel: severityNumber(level) } },
   });
 }
 
