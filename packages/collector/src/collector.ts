@@ -205,7 +205,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       body = await readBody(req, maxBodyBytes);
       if (shedding) {
         // Shed load before validating what would be refused anyway, but name every item of the
-        // batch: the Node.js SDK 2.x resends only the items a 503 names (the others SDKs resend all).
+        // batch: the Node.js SDK 2.x resends only the items a 503 names (the other SDKs resend all).
         const count = countItems(
           await decode(body, req.headers['content-encoding'], maxDecompressedBytes),
           req.headers['content-type'],
