@@ -5,9 +5,10 @@ import net from 'node:net';
  * Buffer), and each connection sends one at a time over keep-alive and reads the answer. On a 2-core
  * machine the senders share the cores with the server they measure, so they should cost little.
  */
-export function prepareRequest(url, body, contentType = 'application/json') {
+export function prepareRequest(url, body, headers = { 'Content-Type': 'application/json' }) {
   const { pathname, host } = new URL(url);
-  const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${contentType}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  const head = `POST ${pathname} HTTP/1.1\r\nHost: ${host}\r\n${lines.join('')}Content-Length: ${body.length}\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 

@@ -111,6 +111,22 @@ describe('loadConfig', () => {
     ).toEqual({ client_id: 'api', client_secret: 's' });
   });
 
+  it('serves https with a certificate and key, both or neither', () => {
+    expect(loadConfig({}).tls).toBeUndefined();
+    const config = loadConfig({
+      TLS_CERT_FILE: '/etc/gatehouse/cert.pem',
+      TLS_KEY_FILE: '/etc/gatehouse/key.pem',
+    });
+    expect(config.tls).toEqual({ certFile: '/etc/gatehouse/cert.pem', keyFile: '/etc/gatehouse/key.pem' });
+    expect(config.publicOrigin).toBe('https://localhost:3000');
+    expect(() => loadConfig({ TLS_CERT_FILE: '/etc/gatehouse/cert.pem' })).toThrow(
+      /TLS_KEY_FILE: is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set/,
+    );
+    expect(() => loadConfig({ TLS_KEY_FILE: '/etc/gatehouse/key.pem' })).toThrow(
+      /TLS_CERT_FILE: is required/,
+    );
+  });
+
   it('accepts an Azure Monitor connection string', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';

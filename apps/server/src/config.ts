@@ -81,6 +81,8 @@ const envSchema = z
         .optional(),
     ),
     TRUST_PROXY: flag,
+    TLS_CERT_FILE: optionalText,
+    TLS_KEY_FILE: optionalText,
     DEV_IDP_TEST_CONTROLS: flag,
     DEV_IDP_TEST_CONTROLS_SECRET: optionalText.pipe(
       z.string().min(16, 'must be at least 16 characters').optional(),
@@ -133,6 +135,13 @@ const envSchema = z
         });
       }
     }
+    if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
+        message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
+      });
+    }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
     }
@@ -143,6 +152,11 @@ export interface ServerConfig {
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
   trustProxy: boolean;
+  /**
+   * PEM files for serving https on `port` itself (the Node.js SDK 3.x and the Azure Monitor exporter
+   * post only to https); undefined serves plain http, e.g. behind a TLS-terminating proxy.
+   */
+  tls: { certFile: string; keyFile: string } | undefined;
   oidc: {
     /** Undefined: no provider is configured, so the local development provider is started. */
     authority: string | undefined;
@@ -219,13 +233,16 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     throw new ConfigError(`Gatehouse cannot start: the configuration is invalid.\n${problems.join('\n')}`);
   }
   const e = result.data;
-  const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `http://localhost:${e.PORT}`).origin;
+  const tls =
+    e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined;
+  const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;
   const local = e.OIDC_AUTHORITY === undefined;
   const clientId = e.OIDC_CLIENT_ID ?? 'gatehouse';
   return {
     port: e.PORT,
     publicOrigin,
     trustProxy: e.TRUST_PROXY,
+    tls,
     oidc: {
       authority: e.OIDC_AUTHORITY,
       clientId,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { createServer, type Server } from 'node:http';
-import { createCollector, defaultHttpLimits, httpServerOptions, limitServer } from '@gatehouse/collector';
+import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { listen } from './listen.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
@@ -58,16 +58,7 @@ async function main() {
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
-  const limits = { ...defaultHttpLimits, ...config.http };
-  const server: Server = createServer(httpServerOptions(limits), app);
-  limitServer(server, limits);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
   closers.unshift(
     () =>
       new Promise<void>((resolve) => {

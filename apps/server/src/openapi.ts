@@ -393,7 +393,7 @@ export const openApiDocument = {
           type: {
             type: 'string',
             description:
-              'pageview, dependency, exception, event, trace, metric, request or pageviewperformance',
+              'pageview, dependency, exception, event, trace, metric, request, pageviewperformance or availability',
           },
           name: text,
           url: text,

@@ -212,22 +212,35 @@ describe('POST /v2/track and /v2.1/track', () => {
     expect((await post(t, batch.body, batch.headers)).status).toBe(200);
   });
 
-  it('answers 503 with Retry-After, without reading the batch, while the store is behind', async () => {
+  it('answers 503 with Retry-After naming every item, without validating the batch, while the store is behind', async () => {
     const t = await start();
     const store = t.collector.store as WritableStore;
     const pending = store.pending.bind(store);
     store.pending = () => 10_000_000;
+    const busy = (count: number) => ({
+      itemsReceived: count,
+      itemsAccepted: 0,
+      errors: Array.from({ length: count }, (_, index) => ({
+        index,
+        statusCode: 503,
+        message: 'Store is busy; retry later.',
+      })),
+    });
     const batch = browserRequest(browserBatch(3));
     for (let i = 0; i < 3; i++) {
       const answer = await post(t, batch.body, batch.headers);
       expect(answer.status).toBe(503);
       expect(answer.headers.get('retry-after')).toBe('10');
-      expect(answer.body).toEqual({
-        itemsReceived: 0,
-        itemsAccepted: 0,
-        errors: [{ index: 0, statusCode: 503, message: 'Store is busy; retry later.' }],
-      });
+      expect(answer.body).toEqual(busy(3));
     }
+    // The Node.js SDK 2.x's batch (gzip NDJSON) resends only what is named: all 250 must be.
+    const lines = browserBatch(250).map((e) => JSON.stringify(e));
+    const ndjson = await post(t, gzipSync(lines.join('\n')), {
+      'Content-Type': 'application/x-json-stream',
+      'Content-Encoding': 'gzip',
+    });
+    expect(ndjson.status).toBe(503);
+    expect(ndjson.body).toEqual(busy(250));
     // Said once, not for every request turned away.
     expect(t.logs.filter(([, m]) => m.startsWith('store is behind'))).toEqual([
       ['warn', 'store is behind (10000000 items waiting); answered 503 to 1 request'],

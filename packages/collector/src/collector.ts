@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BodyError, readBody } from './body.js';
+import { BodyError, decode, readBody, tooManyItems } from './body.js';
+import { countItems } from './count-items.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
@@ -45,6 +46,8 @@ export interface CollectorOptions {
   maxStoreBytes?: number;
   /** How often the data folder is measured against `maxStoreBytes`. Default 10 s. */
   storeCheckIntervalMs?: number;
+  /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
+  retryAfterSeconds?: number;
   /** Items older than this many days are refused, and deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
   /**
@@ -82,8 +85,6 @@ const DAY_MS = 86_400_000;
 const MAX_QUEUED_ITEMS = 100_000;
 /** Items allowed in the journal, not yet loaded into DuckDB, before the collector answers 503. */
 const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
-/** Seconds a client is asked to wait after 503 (store unavailable or behind). */
-const RETRY_AFTER_UNAVAILABLE = 10;
 /** Refused items listed in an answer; after as many, the rest of the body is not checked. */
 const MAX_REFUSED_ITEMS = 100;
 /** How often a repeated condition (store behind, store full) is logged, with how many requests it hit. */
@@ -182,6 +183,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   const log = options.log ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
+  const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
   const origins = new Set(options.allowedOrigins);
   const rateLimits =
     options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
@@ -199,7 +201,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     {
       instrumentationKeys: options.instrumentationKeys,
       maxDecompressedBytes,
-      maxItemsPerRequest: options.maxItemsPerRequest ?? 1_000,
+      maxItemsPerRequest,
       maxRefusedItems: MAX_REFUSED_ITEMS,
       timeWindow: { ...options.timeWindow, retentionDays },
     },
@@ -246,7 +248,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     !commits.hasRoom(count) || store.pending() + commits.queued + count > MAX_PENDING_ITEMS;
   const busy = (headers: Record<string, string>) => ({
     ...headers,
-    'Retry-After': String(RETRY_AFTER_UNAVAILABLE),
+    'Retry-After': String(options.retryAfterSeconds ?? 10),
   });
   // Said at most every 10 s (with how many requests were turned away), not per request.
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
@@ -281,17 +283,26 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
       return;
     }
-    if (behind(0)) {
-      // Shed load before reading and validating what would be refused anyway: the SDKs resend the
-      // whole batch after a 503.
-      logBehind();
-      req.resume();
-      send(res, 503, bodyRefused(503, 'Store is busy; retry later.'), busy(headers));
-      return;
-    }
+    const shedding = behind(0);
+    if (shedding) logBehind();
     let body: Buffer;
     try {
       body = await readBody(req, maxBodyBytes);
+      if (shedding) {
+        // Shed load before validating what would be refused anyway, but name every item of the
+        // batch: the Node.js SDK 2.x resends only the items a 503 names (the other SDKs resend all).
+        const count = countItems(
+          await decode(body, req.headers['content-encoding'], maxDecompressedBytes),
+          req.headers['content-type'],
+        );
+        if (count > maxItemsPerRequest) {
+          // Naming every item of an oversized body would make the answer the amplifier.
+          send(res, 413, bodyRefused(413, tooManyItems(maxItemsPerRequest).message), headers);
+          return;
+        }
+        send(res, 503, retryLater(count, [], 503, 'Store is busy; retry later.'), busy(headers));
+        return;
+      }
     } catch (error) {
       if (!(error instanceof BodyError)) throw error;
       if (error.statusCode !== 413) {

@@ -31,6 +31,19 @@ function withBaseData(kind: Parameters<typeof browserEnvelope>[0], patch: Record
   return envelope;
 }
 
+/** AvailabilityData as the Node.js SDKs send it (AvailabilityData.bond). */
+const availabilityData = () => ({
+  ver: 2,
+  id: 'run-1',
+  name: 'sign-in probe',
+  duration: '00:00:01.500',
+  success: false,
+  runLocation: 'eu-west',
+  message: 'token endpoint timed out',
+  properties: { step: 'token' },
+  measurements: { attempts: 2 },
+});
+
 describe('validateEnvelope', () => {
   it('accepts every kind the browser SDK sends and keeps the envelope as sent', () => {
     for (const kind of browserKinds) {
@@ -102,6 +115,56 @@ describe('validateEnvelope', () => {
     expect(accepted(view).type).toBe('pageview');
   });
 
+  it('takes severityLevel by name, as the 3.x SDK sends it, and stores its number', () => {
+    const names = ['Verbose', 'Information', 'Warning', 'Error', 'Critical'];
+    for (const kind of ['trace', 'exception'] as const) {
+      names.forEach((name, level) => {
+        const envelope = withBaseData(kind, { severityLevel: name });
+        const sent = JSON.stringify(envelope);
+        const item = validateEnvelope(envelope, any, { text: sent });
+        if (!item.ok) throw new Error(item.message);
+        const expected = JSON.parse(sent) as { data: { baseData: Record<string, unknown> } };
+        expected.data.baseData.severityLevel = level;
+        expect(JSON.parse(item.item.envelope)).toEqual(expected);
+        // The caller's parsed value is left as it was.
+        expect(JSON.stringify(envelope)).toBe(sent);
+      });
+      expect(refusal(withBaseData(kind, { severityLevel: 'warning' }))).toBe(
+        "Field 'data.baseData.severityLevel' is not a severity level (0-4 or Verbose, Information, Warning, Error, Critical).",
+      );
+    }
+    // Numbers are stored as received.
+    const numeric = withBaseData('trace', { severityLevel: 2 });
+    expect(accepted(numeric).envelope).toBe(JSON.stringify(numeric));
+  });
+
+  it('accepts AvailabilityData (trackAvailability) with its columns and limits', () => {
+    const availability = {
+      name: 'Microsoft.ApplicationInsights.key.Availability',
+      time: '2026-01-02T03:04:05.678Z',
+      iKey: 'key',
+      data: { baseType: 'AvailabilityData', baseData: availabilityData() },
+    };
+    expect(accepted(availability)).toMatchObject({
+      type: 'availability',
+      name: 'sign-in probe',
+      durationMs: 1500,
+      success: false,
+      message: 'token endpoint timed out',
+    });
+    const patched = (patch: Record<string, unknown>) => ({
+      ...availability,
+      data: { baseType: 'AvailabilityData', baseData: { ...availabilityData(), ...patch } },
+    });
+    expect(refusal(patched({ success: undefined }))).toBe("Field 'data.baseData.success' is required.");
+    expect(refusal(patched({ id: 'x'.repeat(65) }))).toBe(
+      "Field 'data.baseData.id' is longer than 64 characters.",
+    );
+    expect(refusal(patched({ duration: '1.5 s' }))).toBe(
+      "Field 'data.baseData.duration' is not a TimeSpan (d.hh:mm:ss.fff).",
+    );
+  });
+
   it('names the missing field', () => {
     const noTime = { ...browserEnvelope('event') };
     delete noTime.time;
@@ -148,8 +211,8 @@ describe('validateEnvelope', () => {
       "Field 'data.baseData.measurements' ['n'] is not a number.",
     );
     const unknown = browserEnvelope('event') as { data: { baseType: string } };
-    unknown.data.baseType = 'AvailabilityData';
-    expect(refusal(unknown)).toBe("Field 'data.baseType' 'AvailabilityData' is not supported.");
+    unknown.data.baseType = 'SessionStateData';
+    expect(refusal(unknown)).toBe("Field 'data.baseType' 'SessionStateData' is not supported.");
   });
 
   it("applies the service's limits", () => {
@@ -255,6 +318,8 @@ describe('the fast path of validateEnvelope', () => {
     1.5,
     4,
     5,
+    'Warning',
+    'Critical',
     100,
     101,
     2 ** 53,
@@ -290,7 +355,15 @@ describe('the fast path of validateEnvelope', () => {
   }
 
   it('decides and extracts exactly as zod alone, on every field of every kind set to odd values', () => {
-    const bases: unknown[] = [...browserKinds.map((k) => browserEnvelope(k)), requestEnvelope()];
+    const availability = {
+      ...requestEnvelope(),
+      data: { baseType: 'AvailabilityData', baseData: availabilityData() },
+    };
+    const bases: unknown[] = [
+      ...browserKinds.map((k) => browserEnvelope(k)),
+      requestEnvelope(),
+      availability,
+    ];
     let compared = 0;
     for (const base of bases) {
       expect(validateEnvelope(base, any)).toEqual(validateEnvelopeWithZod(base, any));

@@ -10,7 +10,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type * as applicationinsights from 'applicationinsights';
 import type { TelemetryClient } from 'applicationinsights';
 import type { BreezeResponse } from './collector.js';
-import type { Envelope } from './store.js';
+import type { Envelope, WritableStore } from './store.js';
+import { availabilityProbe } from './test-support/sdk-telemetry.js';
 import { startTestCollector, type TestCollector } from './test-support/server.js';
 
 type SdkModule = typeof applicationinsights;
@@ -49,7 +50,7 @@ async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void
   }
 }
 
-describe('applicationinsights (Node.js SDK)', () => {
+describe('applicationinsights 2.x (Node.js SDK)', () => {
   it('stores every kind it tracks, findable in the store and in the export', async () => {
     const iKey = randomUUID();
     running = await startTestCollector({ instrumentationKeys: [iKey] });
@@ -69,9 +70,10 @@ describe('applicationinsights (Node.js SDK)', () => {
       dependencyTypeName: 'HTTP',
     });
     c.trackPageView({ name: 'Home', url: 'https://gatehouse.example/', duration: 250 });
+    c.trackAvailability(availabilityProbe);
 
     const answer = JSON.parse(await flush(c)) as BreezeResponse;
-    expect(answer).toEqual({ itemsReceived: 7, itemsAccepted: 7, errors: [] });
+    expect(answer).toEqual({ itemsReceived: 8, itemsAccepted: 8, errors: [] });
 
     const store = running.collector.store;
     for (const type of [
@@ -82,12 +84,14 @@ describe('applicationinsights (Node.js SDK)', () => {
       'request',
       'dependency',
       'pageview',
+      'availability',
     ] as const) {
       expect(await store.count({ type }), type).toBe(1);
     }
     const exported: Envelope[] = [];
     for await (const e of store.export()) exported.push(e);
     expect(exported.map((e) => e.data.baseType).sort()).toEqual([
+      'AvailabilityData',
       'EventData',
       'ExceptionData',
       'MessageData',
@@ -127,5 +131,31 @@ describe('applicationinsights (Node.js SDK)', () => {
     const names: unknown[] = [];
     for await (const e of store.export()) names.push(e.data.baseData.name);
     expect(names.sort()).toEqual(['after-outage', 'during-outage']);
+  });
+
+  it('resends every item of a 250-item batch the collector shed with 503, once it recovers', async () => {
+    const iKey = randomUUID();
+    retryDirs.push(path.join(tmpdir(), `appInsights-node${iKey}`));
+    running = await startTestCollector({ instrumentationKeys: [iKey] });
+    const store = running.collector.store as WritableStore;
+    const pending = store.pending.bind(store);
+    store.pending = () => 10_000_000; // the store is behind: every batch is shed before validation
+
+    const c = client(running.origin, iKey);
+    c.channel.setUseDiskRetryCaching(true, 200);
+    for (let i = 0; i < 250; i++) c.trackEvent({ name: `shed-${i}` });
+    const shed = JSON.parse(await flush(c)) as BreezeResponse;
+    // Every item is named, so the SDK keeps all 250 on disk rather than the first one.
+    expect(shed.errors.map((e) => [e.index, e.statusCode])).toEqual(
+      Array.from({ length: 250 }, (_, i) => [i, 503]),
+    );
+
+    store.pending = pending;
+    c.trackEvent({ name: 'after-recovery' });
+    expect(JSON.parse(await flush(c))).toMatchObject({ itemsAccepted: 1 });
+    await expect.poll(() => store.count(), { timeout: 10_000 }).toBe(251);
+    const names = new Set<unknown>();
+    for await (const e of store.export()) names.add(e.data.baseData.name);
+    expect(names.size).toBe(251);
   });
 });

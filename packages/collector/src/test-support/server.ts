@@ -1,5 +1,6 @@
 /** Starts a collector on 127.0.0.1 (a free port) over a temp data dir, for tests. */
-import { createServer, type Server } from 'node:http';
+import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,11 +10,11 @@ import { defaultHttpLimits, httpServerOptions, limitServer, type HttpLimits } fr
 import { BROWSER_IKEY } from './browser-envelopes.js';
 
 export interface TestCollector {
-  /** http://127.0.0.1:port */
+  /** http://127.0.0.1:port, or https:// when started with `tls` */
   origin: string;
   collector: Collector;
   dataDir: string;
-  server: Server;
+  server: http.Server | https.Server;
   /** What the collector logged. */
   logs: [LogLevel, string][];
   /** Stops the server and the collector; removes the data dir unless `keepData`. */
@@ -24,10 +25,14 @@ export function tempDataDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'gatehouse-collector-test-'));
 }
 
-/** `http`: the server's limits, as Gatehouse's server sets them (default: the defaults). */
+/**
+ * `http`: the server's limits, as Gatehouse's server sets them (default: the defaults). With `tls`, the
+ * collector is served over https with that certificate and key.
+ */
 export async function startTestCollector(
   options: Partial<CollectorOptions> = {},
-  http: Partial<HttpLimits> = {},
+  httpLimits: Partial<HttpLimits> = {},
+  tls?: { cert: Buffer; key: Buffer },
 ): Promise<TestCollector> {
   const dataDir = options.dataDir ?? tempDataDir();
   const logs: [LogLevel, string][] = [];
@@ -38,18 +43,21 @@ export async function startTestCollector(
     dataDir,
     log: (level, message) => logs.push([level, message]),
   });
-  const limits = { ...defaultHttpLimits, ...http };
-  const server = createServer(httpServerOptions(limits), (req, res) =>
+  const limits = { ...defaultHttpLimits, ...httpLimits };
+  const listener: http.RequestListener = (req, res) =>
     collector.handle(req, res, () => {
       res.writeHead(404);
       res.end('next');
-    }),
-  );
+    });
+  const options_ = httpServerOptions(limits);
+  const server = tls
+    ? https.createServer({ ...options_, ...tls }, listener)
+    : http.createServer(options_, listener);
   limitServer(server, limits);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     collector,
     dataDir,
     server,
