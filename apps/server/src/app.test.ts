@@ -172,3 +172,34 @@ describe('embedJson', () => {
     expect(JSON.parse(text)).toEqual({ evil: '</script><script>alert(1)</script>' });
   });
 });
+
+describe('an app whose SPA is not built', () => {
+  it('keeps running and answers its pages with a 500 that the log explains', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    const log: string[] = [];
+    const app = createApp({
+      config: loadConfig({ OIDC_AUTHORITY: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'gatehouse' }),
+      authority: 'http://127.0.0.1:9',
+      webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-unbuilt-'))}/`),
+      log: (line) => log.push(line),
+      fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
+    });
+    const unbuilt = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => unbuilt.once('listening', resolve));
+      // A turn of the event loop after the read failed: an unhandled rejection would be reported by now.
+      await new Promise((resolve) => setImmediate(resolve));
+      const page = await fetch(`http://127.0.0.1:${(unbuilt.address() as AddressInfo).port}/`, {
+        headers: { accept: 'text/html' },
+      });
+      expect(page.status).toBe(500);
+      expect(log.join('\n')).toMatch(/ENOENT.*index\.html/);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+      await new Promise((resolve) => unbuilt.close(resolve));
+    }
+  });
+});

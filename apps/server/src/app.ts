@@ -169,6 +169,9 @@ export function createApp(options: AppOptions) {
 
   // --- the SPA ---
   const indexHtml = renderIndex(options.webRoot, publicConfig(config, authority));
+  // Read once, at start. A missing or broken build is reported by every page request (a 500 with the
+  // reason in the log), not as an unhandled rejection that would end the process before any request.
+  indexHtml.catch(() => undefined);
   // Assets are compressed at build time (brotli, gzip): no compression work per request.
   const precompressed = { enableBrotli: true, orderPreference: ['br', 'gzip'], index: false };
   app.use((req, res, next) => {
