@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { selfSignedCertificate } from '../packages/collector/dist/test-support/tls.js';
-import { availabilityProbe } from '../packages/collector/dist/test-support/sdk-telemetry.js';
+import { availabilityProbe, sdk3ChildEnv } from '../packages/collector/dist/test-support/sdk-telemetry.js';
 
 const IKEY = '4a7e4005-6a7e-4b0e-8d5e-00000000beef';
 
@@ -84,14 +84,7 @@ export async function nodeSdk3Bodies(items = 2000) {
       new URL('../packages/collector/src/test-support/sdk3-child.mjs', import.meta.url),
       [`InstrumentationKey=${IKEY};IngestionEndpoint=https://127.0.0.1:${port}/`],
       {
-        env: {
-          ...process.env,
-          NODE_EXTRA_CA_CERTS: certificate.certFile,
-          TMPDIR: tmp,
-          APPLICATION_INSIGHTS_NO_STATSBEAT: 'true',
-          APPLICATIONINSIGHTS_STATSBEAT_DISABLED: 'true',
-          APPLICATIONINSIGHTS_SDKSTATS_DISABLED: 'true',
-        },
+        env: sdk3ChildEnv(certificate.certFile, tmp),
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
         execArgv: [],
       },

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Envelope, WritableStore } from './store.js';
-import { availabilityProbe } from './test-support/sdk-telemetry.js';
+import { availabilityProbe, sdk3ChildEnv } from './test-support/sdk-telemetry.js';
 import { startTestCollector, type TestCollector } from './test-support/server.js';
 import { selfSignedCertificate, type TestCertificate } from './test-support/tls.js';
 
@@ -41,13 +41,7 @@ async function startSdk(origin: string, iKey: string): Promise<(message: object)
   dirs.push(tmp);
   const sdk = fork(CHILD, [`InstrumentationKey=${iKey};IngestionEndpoint=${origin}/`], {
     env: {
-      ...process.env,
-      NODE_EXTRA_CA_CERTS: certificate.certFile,
-      TMPDIR: tmp,
-      // Statsbeat and SDK stats would report to Microsoft's endpoints.
-      APPLICATION_INSIGHTS_NO_STATSBEAT: 'true',
-      APPLICATIONINSIGHTS_STATSBEAT_DISABLED: 'true',
-      APPLICATIONINSIGHTS_SDKSTATS_DISABLED: 'true',
+      ...sdk3ChildEnv(certificate.certFile, tmp),
       // Every span (the default samples at most 5 traces a second, dropping some at start-up), and
       // metrics exported every second rather than every minute.
       OTEL_TRACES_SAMPLER: 'always_on',
