@@ -258,14 +258,16 @@ export class OidcSession implements AuthSession {
    */
   async signOut(): Promise<SignOutOutcome> {
     const user = this.user;
-    this.clearPendingRequests();
+    const cleared = this.clearPendingRequests();
     if (!user) {
+      await cleared;
       if (this.state.status !== 'signed-out') this.setState({ status: 'signed-out' });
       return 'signed-out';
     }
     this.forget({ status: 'signing-out' });
     this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
     const revocation = this.revoke(user);
+    await cleared;
     let endSession: string | undefined;
     try {
       endSession = await this.client.metadataService.getEndSessionEndpoint();
@@ -318,10 +320,9 @@ export class OidcSession implements AuthSession {
   }
 
   /** Forgets every sign-in or sign-out request this tab started and the provider has not answered. */
-  private clearPendingRequests(): void {
-    const storage = this.env.sessionStorage;
-    const keys = Array.from({ length: storage.length }, (_, index) => storage.key(index));
-    for (const key of keys) if (key?.startsWith(STATE_PREFIX)) storage.removeItem(key);
+  private async clearPendingRequests(): Promise<void> {
+    const { stateStore } = this.client.settings;
+    await Promise.all((await stateStore.getAllKeys()).map((key) => stateStore.remove(key)));
   }
 
   /**
