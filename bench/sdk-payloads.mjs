@@ -7,8 +7,8 @@ import https from 'node:https';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { selfSignedCertificate } from '../packages/collector/dist/test-support/tls.js';
-import { availabilityProbe, sdk3ChildEnv } from '../packages/collector/dist/test-support/sdk-telemetry.js';
+import { selfSignedCertificate } from '@gatehouse/collector/testing/tls';
+import { availabilityProbe, sdk3ChildEnv } from '@gatehouse/collector/testing/sdk-telemetry';
 
 const IKEY = '4a7e4005-6a7e-4b0e-8d5e-00000000beef';
 
@@ -81,7 +81,7 @@ export async function nodeSdk3Bodies(items = 2000) {
   const { server, captured, port } = await captureServer({ cert: certificate.cert, key: certificate.key });
   try {
     const child = fork(
-      new URL('../packages/collector/src/test-support/sdk3-child.mjs', import.meta.url),
+      new URL(import.meta.resolve('@gatehouse/collector/testing/sdk3-child.mjs')),
       [`InstrumentationKey=${IKEY};IngestionEndpoint=https://127.0.0.1:${port}/`],
       {
         env: sdk3ChildEnv(certificate.certFile, tmp),

@@ -2,7 +2,8 @@
 // spread over 30 days (many users and sessions; page views, calls, events, exceptions, traces, metrics)
 // THROUGH THE COLLECTOR'S HTTP HANDLER on 127.0.0.1, waits for its idle checkpoint, then times each query
 // of collector.usage (p50/p95 over BENCH_USAGE_RUNS calls after a warm-up, for every range).
-// Goal: overview p95 <= 100 ms. Needs the built package (npm run build -w @gatehouse/collector).
+// Goal: overview p95 <= 100 ms. Needs the built package and its test support (npm run build -w
+// @gatehouse/collector && npm run build:testing -w @gatehouse/collector).
 // Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir.
 import http from 'node:http';
 import { jsonPoster } from './http-post.mjs';
@@ -10,8 +11,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createCollector, storeFile } from '../packages/collector/dist/index.js';
-import { browserEnvelope, timeSpan } from '../packages/collector/dist/test-support/browser-envelopes.js';
+import { createCollector, storeFile } from '@gatehouse/collector';
+import { browserEnvelope, timeSpan } from '@gatehouse/collector/testing/browser-envelopes';
 
 const ITEMS = Number(process.env.BENCH_USAGE_ITEMS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_USAGE_RUNS ?? 15);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface CompiledPackage {
-  /** Folder holding the compiled src/ (index.js, export-cli.js, test-support/...). */
+  /** Folder holding the compiled src/ (index.js, export-cli.js, test-support/...): tsconfig.testing.json. */
   dir: string;
   remove(): void;
 }
@@ -27,7 +27,7 @@ export function compilePackage(): CompiledPackage {
     [
       tsc,
       '-p',
-      path.join(packageDir, 'tsconfig.build.json'),
+      path.join(packageDir, 'tsconfig.testing.json'),
       '--outDir',
       dir,
       '--sourceMap',
