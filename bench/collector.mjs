@@ -1,26 +1,24 @@
 // Collector throughput: items per second stored durably from concurrent senders over HTTP on 127.0.0.1,
-// with per-batch latency and the server's peak memory, for each payload shape an official SDK sends: the
-// browser SDK's JSON arrays of mixed ~1 KB envelopes, the Node.js SDK 2.x's gzip NDJSON batches of 250
-// and the Node.js SDK 3.x's (Azure Monitor exporter) JSON arrays, both captured from the real SDKs
-// (sdk-payloads.mjs); then the raw insert rate of the store.
-// Needs the built package (npm run build -w @gatehouse/collector). Bounded in time and count; removes
-// its temp data dirs. Knobs: BENCH_SECONDS (15 per shape), BENCH_SENDERS (32), BENCH_BATCH (100, browser),
-// BENCH_MAX_ITEMS (2e6 per shape), BENCH_SHAPES (browser,sdk2,sdk3), BENCH_INGEST_WORKER (1; 0 validates
-// on the event loop). Short mode, to see it work: BENCH_SECONDS=2 node bench/collector.mjs.
+// with per-batch latency, the collector's CPU per item and its peak memory, for each payload shape an
+// official SDK sends: the browser SDK's JSON arrays of mixed ~1 KB envelopes, the Node.js SDK 2.x's gzip
+// NDJSON batches of 250 and the Node.js SDK 3.x's (Azure Monitor exporter) JSON arrays, both captured from
+// the real SDKs (sdk-payloads.mjs); then the raw insert rate of the store.
+// Needs the built package and its test support (npm run build -w @gatehouse/collector && npm run
+// build:testing -w @gatehouse/collector). Bounded in time and count; removes its temp data dirs. Knobs:
+// BENCH_SECONDS (15 per shape), BENCH_SENDERS (32), BENCH_BATCH (100, browser), BENCH_MAX_ITEMS (2e6 per
+// shape), BENCH_SHAPES (browser,sdk2,sdk3), BENCH_INGEST_WORKER (1; 0 validates on the event loop),
+// BENCH_POOL_RATE (100,000: items/s the gzip shapes' pool of distinct bodies is sized for).
+// Short mode, to see it work: BENCH_SECONDS=2 node bench/collector.mjs.
+import { fork } from 'node:child_process';
 import http from 'node:http';
 import { connect, prepareRequest } from './raw-http.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { gunzipSync } from 'node:zlib';
-import { createCollector, openStore, validateEnvelope } from '../packages/collector/dist/index.js';
-import {
-  browserBatch,
-  browserContext,
-  SEQ_DIGITS,
-} from '../packages/collector/dist/test-support/browser-envelopes.js';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { createCollector, openStore, validateEnvelope } from '@gatehouse/collector';
+import { browserBatch, browserContext, SEQ_DIGITS } from '@gatehouse/collector/testing/browser-envelopes';
 import { nodeSdk2Bodies, nodeSdk3Bodies } from './sdk-payloads.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -29,8 +27,10 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const MAX_ITEMS = Number(process.env.BENCH_MAX_ITEMS ?? 2_000_000);
 const INGEST_WORKER = process.env.BENCH_INGEST_WORKER !== '0';
 const SHAPES = (process.env.BENCH_SHAPES ?? 'browser,sdk2,sdk3').split(',');
+const POOL_RATE = Number(process.env.BENCH_POOL_RATE ?? 100_000);
 const RAW_ITEMS = 200_000;
 const RAW_GROUP = 1_000;
+const SENDERS_FLAG = '--senders';
 
 /**
  * Distinct batch bodies (different sessions, users and pages), prepared and encoded before the clock
@@ -52,40 +52,76 @@ const shapes = {
   },
 };
 
-// The senders run in a worker thread: its own event loop on the second core, as a browser would be.
-if (!isMainThread) {
-  const { url, seconds, senders, maxRequests, requests } = workerData;
-  const prepared = requests.map(({ body, headers }) =>
-    prepareRequest(url, Buffer.from(body.buffer, body.byteOffset, body.byteLength), headers),
+/** Items in one captured body: lines of NDJSON (gunzipped), else elements of the JSON array. */
+function countIn(body, headers) {
+  const text = headers['Content-Encoding'] === 'gzip' ? gunzipSync(body).toString() : body.toString();
+  return headers['Content-Type'].includes('x-json-stream')
+    ? text.split('\n').filter((l) => l.trim()).length
+    : JSON.parse(text).length;
+}
+
+// The senders run in a child process: their own event loop on the second core, as a browser would be,
+// and apart from the collector's, so that process.cpuUsage() there counts the collector alone.
+if (process.argv.includes(SENDERS_FLAG)) {
+  const { url, seconds, senders, maxRequests, requests } = await new Promise((resolve) =>
+    process.once('message', resolve),
   );
-  // The collector stores each item once, so every send carries new items: where a body has the test
-  // data's fixed-width `seq` (the browser shape), a fresh number is written into it, in place, before the
-  // request goes out. The SDKs' captured bodies have none (and 2.x's are gzipped): replayed, they are
-  // copies, which the collector acknowledges without storing them again.
-  const SEQ = Buffer.from('"seq":"');
-  const seqOffsets = prepared.map((request) => {
-    const offsets = [];
-    for (let at = request.indexOf(SEQ); at >= 0; at = request.indexOf(SEQ, at + 1))
-      offsets.push(at + SEQ.length);
-    return offsets;
-  });
-  let seq = 1e9;
-  const fresh = (i) => {
-    for (const at of seqOffsets[i]) prepared[i].write(String(seq++).padStart(SEQ_DIGITS, '0'), at, 'latin1');
-    return prepared[i];
-  };
+  // The collector stores each item once, so every send carries new items: each envelope's `time` (a
+  // fixed-width ISO string) gets the next value of a clock counting back one millisecond per item (2
+  // million items span 33 minutes, well inside the collector's 48 h window). In a plain body it is written
+  // in place just before the request goes out; a gzip body cannot be edited so, so a pool of distinct
+  // bodies, each rewritten then gzipped, is prepared before the clock starts, for POOL_RATE items/s.
+  const TIME = '"time":"';
+  let clock = Date.now();
+  const nextTime = () => new Date(clock--).toISOString();
+  const pool = [];
+  for (const { body, headers } of requests) {
+    const buffer = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    if (headers['Content-Encoding'] !== 'gzip') {
+      const request = prepareRequest(url, buffer, headers);
+      const offsets = [];
+      for (let at = request.indexOf(TIME); at >= 0; at = request.indexOf(TIME, at + 1))
+        offsets.push(at + TIME.length);
+      pool.push(() => {
+        for (const at of offsets) request.write(nextTime(), at, 'latin1');
+        return request;
+      });
+    } else {
+      pool.push({ text: gunzipSync(buffer).toString(), headers });
+    }
+  }
+  const templates = pool.filter((entry) => typeof entry !== 'function');
+  let poolSize = Infinity;
+  if (templates.length > 0) {
+    const perBody = Math.max(...templates.map(({ text }) => text.split('\n').filter(Boolean).length));
+    poolSize = Math.min(maxRequests, Math.ceil((POOL_RATE * seconds) / perBody));
+    pool.length = 0;
+    const timePattern = /"time":"[^"]{24}"/g;
+    for (let i = 0; i < poolSize; i++) {
+      const { text, headers } = templates[i % templates.length];
+      const fresh = gzipSync(text.replace(timePattern, () => `${TIME}${nextTime()}"`));
+      const request = prepareRequest(url, fresh, headers);
+      pool.push(() => request);
+    }
+  }
   const latencies = [];
   let accepted = 0;
   let failed = 0;
   let started = 0;
+  const limit = Math.min(maxRequests, poolSize);
+  process.send({ ready: true });
+  await new Promise((resolve) => process.once('message', resolve));
+  const cpuBefore = process.cpuUsage();
   const deadline = performance.now() + seconds * 1000;
   const sender = async (id) => {
     const connection = await connect(url);
     let n = id;
-    while (performance.now() < deadline && started < maxRequests) {
+    while (performance.now() < deadline && started < limit) {
+      // A pooled gzip body is sent once; plain bodies are reused with new times.
+      const request = pool[templates.length > 0 ? started : n++ % pool.length]();
       started++;
       const t = performance.now();
-      const { status, text } = await connection.send(fresh(n++ % prepared.length));
+      const { status, text } = await connection.send(request);
       // Latency of the batches stored; a batch refused (503 while the store catches up) is counted apart.
       if (status === 200) {
         latencies.push(performance.now() - t);
@@ -97,18 +133,14 @@ if (!isMainThread) {
   const t0 = performance.now();
   await Promise.all(Array.from({ length: senders }, (_, i) => sender(i)));
   const elapsed = (performance.now() - t0) / 1000;
-  parentPort.postMessage({ accepted, failed, elapsed, latencies });
+  const cpu = process.cpuUsage(cpuBefore);
+  const poolUsedUp = started >= poolSize;
+  process.send({ accepted, failed, elapsed, latencies, sendersCpu: cpu.user + cpu.system, poolUsedUp });
+  process.disconnect();
 } else {
   const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
   const root = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-collector-'));
   const rates = {};
-  /** Items in one captured body: lines of NDJSON (gunzipped), else elements of the JSON array. */
-  const countIn = (body, headers) => {
-    const text = headers['Content-Encoding'] === 'gzip' ? gunzipSync(body).toString() : body.toString();
-    return headers['Content-Type'].includes('x-json-stream')
-      ? text.split('\n').filter((l) => l.trim()).length
-      : JSON.parse(text).length;
-  };
   try {
     const fmt = (n) => Math.round(n).toLocaleString('en-US');
     // 1. Over HTTP, through the whole collector: read, parse, validate, group commit, answer; per shape.
@@ -126,22 +158,30 @@ if (!isMainThread) {
       const server = http.createServer((req, res) => collector.handle(req, res));
       await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
       const url = `http://127.0.0.1:${server.address().port}/v2/track`;
+      // The collector's process is this one; the senders run in a child (SENDERS_FLAG, above).
+      const child = fork(new URL(import.meta.url), [SENDERS_FLAG], { serialization: 'advanced' });
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const next = () =>
+        new Promise((resolve, reject) => {
+          child.once('message', resolve);
+          child.once('exit', (code) => reject(new Error(`the senders' process exited (${code})`)));
+        });
+      const ready = next();
+      child.send({
+        url,
+        seconds: SECONDS,
+        senders: SENDERS,
+        maxRequests: Math.ceil(MAX_ITEMS / perBatch),
+        requests,
+      });
+      await ready;
       let peakRss = process.memoryUsage().rss;
       const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
       const cpuBefore = process.cpuUsage();
-      const result = await new Promise((resolve, reject) => {
-        const worker = new Worker(new URL(import.meta.url), {
-          workerData: {
-            url,
-            seconds: SECONDS,
-            senders: SENDERS,
-            maxRequests: Math.ceil(MAX_ITEMS / perBatch),
-            requests,
-          },
-        });
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
+      const finished = next();
+      child.send({ go: true });
+      const result = await finished;
+      await exited;
       const cpu = process.cpuUsage(cpuBefore);
       clearInterval(sampler);
       // Answers come once items are durable in the journal; count() first loads the rest into DuckDB.
@@ -165,11 +205,15 @@ if (!isMainThread) {
       console.info(
         `  latency per stored batch: p50 ${quantile(sorted, 0.5).toFixed(1)} ms, p99 ${quantile(sorted, 0.99).toFixed(1)} ms`,
       );
-      // CPU of the whole process (senders included) per stored item: steadier than items/s on a shared machine.
+      // CPU per stored item: steadier than items/s on a shared machine. The collector's process (every
+      // thread: event loop, ingest worker, DuckDB, fsync) apart from the senders'.
+      const perItem = (us) => (us / Math.max(1, result.accepted)).toFixed(1);
       console.info(
-        `  CPU per item (all threads, senders included): ${((cpu.user + cpu.system) / Math.max(1, result.accepted)).toFixed(1)} µs`,
+        `  CPU per item: collector ${perItem(cpu.user + cpu.system)} µs (all its threads), senders ${perItem(result.sendersCpu)} µs`,
       );
-      console.info(`  server memory: peak RSS ${fmt(peakRss / 1048576)} MiB (senders' thread included)`);
+      console.info(`  collector memory: peak RSS ${fmt(peakRss / 1048576)} MiB`);
+      if (result.poolUsedUp)
+        console.info(`  (the pool of distinct bodies ran out before ${SECONDS} s: raise BENCH_POOL_RATE)`);
       console.info(`  goal >= 50,000 items/s durably over HTTP: ${httpRate >= 50_000 ? 'met' : 'NOT met'}`);
       if (stored !== result.accepted) process.exitCode = 1;
       rates[name] = httpRate;
