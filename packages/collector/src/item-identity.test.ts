@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect, it } from 'vitest';
 import { itemKey, RecentKeys } from './item-identity.js';
 
@@ -18,4 +19,27 @@ it('remembers at most its capacity, forgetting the oldest first', () => {
   expect([1, 2, 3, 4, 5, 6].some((key) => recent.has(key))).toBe(false);
   recent.delete(9);
   expect(recent.has(9)).toBe(false);
+});
+
+it("keys an envelope as DuckDB's ITEM_KEY_SQL does: the SHA-256's first 13 hex digits", () => {
+  for (const text of ['{"a":1}', '{"time":"2026-01-02T03:04:05.678Z"}', 'é'.repeat(100)]) {
+    const hex = createHash('sha256').update(text).digest('hex');
+    expect(itemKey(text)).toBe(parseInt(hex.slice(0, 13), 16));
+  }
+});
+
+it('tells apart keys that share a slot, and finds one past a deleted key', () => {
+  const recent = new RecentKeys(1000);
+  // The same low 32 bits (the slot), different high bits: a chain of three in one table.
+  const [a, b, c] = [7, 7 + 2 ** 32, 7 + 2 ** 40];
+  recent.add(a);
+  recent.add(b);
+  expect(recent.has(c)).toBe(false);
+  recent.add(c);
+  recent.delete(b);
+  expect([recent.has(a), recent.has(b), recent.has(c)]).toEqual([true, false, true]);
+  expect(recent.size).toBe(2);
+  expect(recent.has(2 ** 52 - 1)).toBe(false);
+  recent.add(2 ** 52 - 1);
+  expect(recent.has(2 ** 52 - 1)).toBe(true);
 });

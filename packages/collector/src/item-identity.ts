@@ -13,32 +13,96 @@ import { hash } from 'node:crypto';
 /** Hex digits of the SHA-256 kept as the key: 52 bits, so it is a plain JS number (exact below 2^53). */
 const KEY_HEX_DIGITS = 13;
 
-/** The identity of an envelope, from the text the store keeps for it. */
+/** The identity of an envelope, from the text the store keeps for it: the digest's first 52 bits. */
 export function itemKey(envelope: string): number {
-  return parseInt(hash('sha256', envelope, 'hex').slice(0, KEY_HEX_DIGITS), 16);
+  // Read from the digest's bytes: a hex string sliced and parsed cost ~0.5 µs more an item.
+  const digest = hash('sha256', envelope, 'buffer');
+  return digest.readUIntBE(0, 6) * 16 + ((digest[6] ?? 0) >> 4);
 }
 
 /** The same key computed by DuckDB from the stored `envelope` column (hex; parse it with parseInt). */
 export const ITEM_KEY_SQL = `left(sha256(envelope), ${KEY_HEX_DIGITS})`;
 
+/** An open-addressed set of keys in one Float64Array: 0 is a free slot, -1 a deleted one, else key + 1. */
+class KeyTable {
+  private readonly slots: Float64Array;
+  private readonly mask: number;
+  /** Slots taken, deleted ones included (they still lengthen probes until the table is cleared). */
+  filled = 0;
+  live = 0;
+
+  constructor(entries: number) {
+    // At most half full, so probes stay short; a power of two, so the slot is the key's low bits.
+    let size = 4;
+    while (size < entries * 2) size *= 2;
+    this.slots = new Float64Array(size);
+    this.mask = size - 1;
+  }
+
+  /** The slot holding `key`, or -1. Keys are uniform hashes, so their low 32 bits (`& mask`) spread. */
+  private find(key: number): number {
+    const stored = key + 1;
+    for (let at = key & this.mask; ; at = (at + 1) & this.mask) {
+      const slot = this.slots[at];
+      if (slot === stored) return at;
+      if (slot === 0) return -1;
+    }
+  }
+
+  has(key: number): boolean {
+    return this.find(key) >= 0;
+  }
+
+  add(key: number): void {
+    if (this.has(key)) return;
+    let at = key & this.mask;
+    while (this.slots[at] !== 0) at = (at + 1) & this.mask;
+    this.slots[at] = key + 1;
+    this.filled++;
+    this.live++;
+  }
+
+  delete(key: number): void {
+    const at = this.find(key);
+    if (at < 0) return;
+    this.slots[at] = -1;
+    this.live--;
+  }
+
+  clear(): void {
+    this.slots.fill(0);
+    this.filled = 0;
+    this.live = 0;
+  }
+}
+
 /**
- * The keys of the items stored most recently, at most `capacity` of them: two generations of sets, the
- * older dropped whole when the newer fills, so memory stays bounded and each look-up is two hashes.
+ * The keys of the items stored most recently, at most `capacity` of them: two generations of tables,
+ * the older dropped whole when the newer fills, so memory stays bounded and each look-up is two probes.
+ * Typed arrays rather than Sets: 500,000 keys above 2^31 were as many heap numbers for every major GC
+ * to trace, and a Set's look-ups cost more than a probe here.
  */
 export class RecentKeys {
-  private current = new Set<number>();
-  private previous = new Set<number>();
+  private current: KeyTable;
+  private previous: KeyTable;
+  private readonly half: number;
 
-  constructor(readonly capacity: number) {}
+  constructor(readonly capacity: number) {
+    this.half = Math.max(1, Math.ceil(capacity / 2));
+    this.current = new KeyTable(this.half);
+    this.previous = new KeyTable(this.half);
+  }
 
   has(key: number): boolean {
     return this.current.has(key) || this.previous.has(key);
   }
 
   add(key: number): void {
-    if (this.current.size >= Math.ceil(this.capacity / 2)) {
+    if (this.current.filled >= this.half) {
+      const emptied = this.previous;
+      emptied.clear();
       this.previous = this.current;
-      this.current = new Set();
+      this.current = emptied;
     }
     this.current.add(key);
   }
@@ -49,6 +113,6 @@ export class RecentKeys {
   }
 
   get size(): number {
-    return this.current.size + this.previous.size;
+    return this.current.live + this.previous.live;
   }
 }

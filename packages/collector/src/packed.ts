@@ -102,13 +102,15 @@ function packRow(i: TelemetryItem, fromJson: boolean): string {
  * Throws (before anything is stored) on a time out of range.
  */
 export function packItems(items: readonly TelemetryItem[], fromJson = false): PackedItems {
-  let rows = '';
+  // Joined once rather than built with +=: a string of thousands of concatenated pieces is flattened
+  // when the worker posts it, which cost ~3 µs an item (2.x batches of 250, --cpu-prof of the worker).
+  const rows: string[] = [];
   const keys: number[] = [];
   for (const item of items) {
-    rows += packRow(item, fromJson);
+    rows.push(packRow(item, fromJson));
     keys.push(itemKey(item.envelope));
   }
-  return { count: items.length, chunks: rows ? [rows] : [], keys };
+  return { count: items.length, chunks: rows.length > 0 ? [rows.join('')] : [], keys };
 }
 
 /**
