@@ -1,4 +1,4 @@
-import type { TelemetryItem } from './contracts.js';
+import { rowLayout, type TelemetryItem } from './row-layout.js';
 import { itemKey } from './item-identity.js';
 
 /**
@@ -59,9 +59,16 @@ export function unescapeSql(x: string): string {
 /** The largest |time| DuckDB's TIMESTAMP holds, in ms (about ±290,000 years). */
 const MAX_TIME_MS = 9_000_000_000_000_000;
 
+const fields = rowLayout.map((c) => c.field);
+const kinds = rowLayout.map((c) => c.kind);
+/** The fields that hold strings, those the packing's characters could be in. */
+const stringFields = rowLayout
+  .filter((c) => c.kind !== 'time' && c.kind !== 'number' && c.kind !== 'boolean')
+  .map((c) => c.field);
+
 /**
- * One item's columns in table order (time as epoch ms), ending with RS. `fromJson`: the item is
- * validateEnvelope's, whose columns are decoded from `envelope`, JSON text (as received, or
+ * One item's columns in table order (rowLayout; time as epoch ms), ending with RS. `fromJson`: the
+ * item is validateEnvelope's, whose columns are decoded from `envelope`, JSON text (as received, or
  * re-serialised); JSON holds control characters only as \u escapes, so without one in the text no
  * column holds any, and the checks are skipped.
  */
@@ -69,32 +76,17 @@ function packRow(i: TelemetryItem, fromJson: boolean): string {
   if (!Number.isFinite(i.time) || Math.abs(i.time) > MAX_TIME_MS) {
     throw new TypeError(`Item time ${i.time} is not a time the store can hold.`);
   }
-  const escaped =
-    (!fromJson || i.envelope.includes('\\u')) &&
-    (special(i.type) ||
-      special(i.iKey) ||
-      special(i.name) ||
-      special(i.url) ||
-      special(i.sessionId) ||
-      special(i.userId) ||
-      special(i.authUserId) ||
-      special(i.operationId) ||
-      special(i.resultCode) ||
-      special(i.target) ||
-      special(i.message) ||
-      special(i.problemId) ||
-      special(i.topFrame) ||
-      special(i.envelope));
-  const text = escaped
-    ? (v: string | null) => (v === null ? NUL : escape(v))
-    : (v: string | null) => (v === null ? NUL : v);
-  return (
-    `${escaped ? FS : ''}${Math.round(i.time)}${US}${text(i.type)}${US}${text(i.iKey)}${US}${text(i.name)}` +
-    `${US}${text(i.url)}${US}${text(i.sessionId)}${US}${text(i.userId)}${US}${text(i.authUserId)}` +
-    `${US}${text(i.operationId)}${US}${i.durationMs === null ? NUL : Object.is(i.durationMs, -0) ? '-0' : String(i.durationMs)}` +
-    `${US}${i.success === null ? NUL : String(i.success)}${US}${text(i.resultCode)}${US}${text(i.target)}` +
-    `${US}${text(i.message)}${US}${text(i.problemId)}${US}${text(i.topFrame)}${US}${text(i.envelope)}${RS}`
-  );
+  const escaped = (!fromJson || i.envelope.includes('\\u')) && stringFields.some((f) => special(i[f]));
+  let row = escaped ? FS : '';
+  for (let k = 0; k < fields.length; k++) {
+    const v = i[fields[k] as keyof TelemetryItem];
+    if (k > 0) row += US;
+    if (v === null) row += NUL;
+    else if (kinds[k] === 'time') row += Math.round(v as number);
+    else if (typeof v !== 'string') row += Object.is(v, -0) ? '-0' : String(v);
+    else row += escaped ? escape(v) : v;
+  }
+  return row + RS;
 }
 
 /**

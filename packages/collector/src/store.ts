@@ -8,6 +8,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { DEFAULT_FUTURE_MS, DEFAULT_PAST_MS, type TelemetryItem, type TelemetryType } from './contracts.js';
+import { itemsTableSql, rowLayout } from './row-layout.js';
 import { ITEM_KEY_SQL, RecentKeys } from './item-identity.js';
 import { Journal, type JournalPosition } from './journal.js';
 import {
@@ -106,40 +107,21 @@ const LOAD_TICK_MS = 50;
 /** Reader connections kept open between reads. */
 const MAX_IDLE_READERS = 4;
 
-/** Columns in table order; packed rows (packed.ts) hold them in this order. */
-const schema = `CREATE TABLE IF NOT EXISTS items (
-  time TIMESTAMP NOT NULL,          -- event time (envelope time), UTC
-  type VARCHAR NOT NULL,            -- pageview, exception, dependency, event, metric, trace, request, pageviewperformance
-  ikey VARCHAR NOT NULL,
-  name VARCHAR,                     -- baseData.name; first exception's type; first metric's name
-  url VARCHAR,
-  session_id VARCHAR,               -- tags ai.session.id
-  user_id VARCHAR,                  -- tags ai.user.id
-  auth_user_id VARCHAR,             -- tags ai.user.authUserId
-  operation_id VARCHAR,             -- tags ai.operation.id
-  duration_ms DOUBLE,
-  success BOOLEAN,
-  result_code VARCHAR,
-  target VARCHAR,                   -- dependency target
-  message VARCHAR,                  -- trace message; first exception message
-  problem_id VARCHAR,
-  top_frame VARCHAR,                -- first exception's top stack frame
-  envelope VARCHAR NOT NULL         -- the envelope (JSON) as received
-)`;
-
 /**
  * Inserts a run of whole journal rows (a BLOB of UTF-8), skipping the trailers. A run is all plain rows
  * or all escaped ones (which begin with FS); in those, escapes are undone. Plain runs are nearly all,
  * and their SQL has no such work (undoing it in every row, under a CASE, cost 15 % of a load).
  */
 function insertRows(escaped: boolean): string {
-  const text = (k: number) =>
-    escaped
-      ? `CASE WHEN f[${k}] = chr(0) THEN NULL ELSE ${unescapeSql(`f[${k}]`)} END`
-      : `nullif(f[${k}], chr(0))`;
-  return `INSERT INTO items SELECT epoch_ms(f[1]::BIGINT), ${text(2)}, ${text(3)}, ${text(4)}, ${text(5)},
-    ${text(6)}, ${text(7)}, ${text(8)}, ${text(9)}, nullif(f[10], chr(0))::DOUBLE, nullif(f[11], chr(0))::BOOLEAN,
-    ${text(12)}, ${text(13)}, ${text(14)}, ${text(15)}, ${text(16)}, ${text(17)}
+  // Each column's cell, f[k], as its SQL type (rowLayout); chr(0) is NULL.
+  const cells = rowLayout.map(({ kind }, i) => {
+    const f = `f[${i + 1}]`;
+    if (kind === 'time') return `epoch_ms(${f}::BIGINT)`;
+    if (kind === 'number') return `nullif(${f}, chr(0))::DOUBLE`;
+    if (kind === 'boolean') return `nullif(${f}, chr(0))::BOOLEAN`;
+    return escaped ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END` : `nullif(${f}, chr(0))`;
+  });
+  return `INSERT INTO items SELECT ${cells.join(', ')}
     FROM (
       SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
       FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)
@@ -279,7 +261,7 @@ export async function openWritableStore(
   }
   const connections = new Set<DuckDBConnection>();
   const writer = await instance.connect();
-  await writer.run(schema);
+  await writer.run(itemsTableSql);
   // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
   // accepts (lone surrogate escapes): such a load would fail again and again.
   const envelopeType = (
