@@ -1,26 +1,20 @@
-import { mkdirSync, statSync } from 'node:fs';
-import { appendFile, open, type FileHandle } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import {
-  DuckDBInstance,
-  DuckDBTimestampValue,
-  type DuckDBConnection,
-  type DuckDBValue,
-} from '@duckdb/node-api';
+import { DuckDBInstance, DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
 import { DEFAULT_FUTURE_MS, DEFAULT_PAST_MS, type TelemetryItem, type TelemetryType } from './contracts.js';
-import { itemsTableSql, rowLayout } from './row-layout.js';
 import { ITEM_KEY_SQL, RecentKeys } from './item-identity.js';
-import { Journal, type JournalPosition } from './journal.js';
+import { Journal } from './journal.js';
+import { packItems, selectPacked, type PackedItems } from './packed.js';
+import { itemsTableSql } from './row-layout.js';
 import {
-  FS_BYTE,
-  GS_BYTE,
-  packItems,
-  RS_BYTE,
-  selectPacked,
-  unescapeSql,
-  type PackedItems,
-} from './packed.js';
+  DEFAULT_IDLE_CHECKPOINT,
+  startIdleCheckpoints,
+  type IdleCheckpointPolicy,
+} from './store-checkpoints.js';
+import { openJournalLoader } from './store-load.js';
+import { openReaders } from './store-readers.js';
 
+export { rejectedFile } from './store-load.js';
 export type { PackedItems } from './packed.js';
 
 /**
@@ -88,89 +82,14 @@ export function storeFile(dataDir: string): string {
   return path.join(dataDir, 'telemetry.duckdb');
 }
 
-/** Where journal records DuckDB cannot load are moved aside (appended, each ending with RS). */
-export function rejectedFile(dataDir: string): string {
-  return path.join(dataDir, 'journal-rejected.log');
-}
-
 /**
  * DuckDB's row group: a transaction inserting at least this many rows has DuckDB write them straight
  * to the database file, compressed, instead of into its WAL and again at the next checkpoint (measured:
  * about 12 µs of CPU an item instead of 19). Loads under load wait for this many items.
  */
 export const ROW_GROUP_ROWS = 122_880;
-/** Journal rows bound per INSERT of a load. */
-const LOAD_RUN_BYTES = 8 * 1024 * 1024;
 /** How often the store looks whether journaled items are due to be loaded. */
 const LOAD_TICK_MS = 50;
-
-/** Reader connections kept open between reads. */
-const MAX_IDLE_READERS = 4;
-
-/**
- * Inserts a run of whole journal rows (a BLOB of UTF-8), skipping the trailers. A run is all plain rows
- * or all escaped ones (which begin with FS); in those, escapes are undone. Plain runs are nearly all,
- * and their SQL has no such work (undoing it in every row, under a CASE, cost 15 % of a load).
- */
-function insertRows(escaped: boolean): string {
-  // Each column's cell, f[k], as its SQL type (rowLayout); chr(0) is NULL.
-  const cells = rowLayout.map(({ kind }, i) => {
-    const f = `f[${i + 1}]`;
-    if (kind === 'time') return `epoch_ms(${f}::BIGINT)`;
-    if (kind === 'number') return `nullif(${f}, chr(0))::DOUBLE`;
-    if (kind === 'boolean') return `nullif(${f}, chr(0))::BOOLEAN`;
-    return escaped ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END` : `nullif(${f}, chr(0))`;
-  });
-  return `INSERT INTO items SELECT ${cells.join(', ')}
-    FROM (
-      SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
-      FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)
-      WHERE r <> '' AND ascii(r) <> 29
-    )`;
-}
-
-/** How far the journal is in `items` already: each load moves it in its own transaction. */
-const journalSchema = `CREATE TABLE IF NOT EXISTS journal_position (segment BIGINT NOT NULL, byte_offset BIGINT NOT NULL);
-  INSERT INTO journal_position SELECT 0, 0 WHERE NOT EXISTS (SELECT 1 FROM journal_position)`;
-
-/**
- * The run of whole rows at the start of `bytes`: at most `max` item rows (trailers, after GS, are not
- * items), all plain or all escaped (after FS), and where it ends.
- */
-function wholeRows(bytes: Buffer, max: number): { end: number; items: number; escaped: boolean } {
-  let end = 0;
-  let items = 0;
-  let escaped: boolean | undefined;
-  while (items < max) {
-    const next = bytes.indexOf(RS_BYTE, end);
-    if (next < 0) break;
-    const first = bytes[end];
-    if (first !== GS_BYTE) {
-      if (escaped === undefined) escaped = first === FS_BYTE;
-      else if (escaped !== (first === FS_BYTE)) break;
-      items++;
-    }
-    end = next + 1;
-  }
-  return { end, items, escaped: escaped ?? false };
-}
-
-/** The row that starts at byte `at` of a journal segment, its RS included. */
-async function readRow(handle: FileHandle, at: number): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  for (let offset = at; ;) {
-    const chunk = Buffer.allocUnsafe(64 * 1024);
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, offset);
-    if (bytesRead === 0) throw new Error(`the journal row at byte ${at} has no end`);
-    const end = chunk.subarray(0, bytesRead).indexOf(RS_BYTE);
-    if (end >= 0) {
-      parts.push(chunk.subarray(0, end + 1));
-      return Buffer.concat(parts);
-    }
-    parts.push(chunk.subarray(0, bytesRead));
-    offset += bytesRead;
-  }
-}
 
 const micros = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 
@@ -200,8 +119,8 @@ export interface OpenStoreOptions {
    * appends, or when the oldest has waited `maxLagMs`. Default: a row group, 200 ms, 5 s.
    */
   load?: { rows: number; idleMs: number; maxLagMs: number };
-  /** When to checkpoint between bursts (see below). Default: idle 2 s, WAL over 16 MiB, looked at every 5 s. */
-  idleCheckpoint?: { idleMs: number; minWalBytes: number; everyMs: number };
+  /** When to checkpoint between bursts (store-checkpoints.ts). Default: idle 2 s, WAL over 16 MiB, every 5 s. */
+  idleCheckpoint?: IdleCheckpointPolicy;
   /**
    * How many of the latest items' identities are kept to store each item once (item-identity.ts).
    * Default RECENT_ITEMS; 0 stores every item appended.
@@ -214,22 +133,6 @@ export interface OpenStoreOptions {
  * a second) that spans hours, far longer than the SDKs take to resend; under a flood it spans less.
  */
 export const RECENT_ITEMS = 500_000;
-
-/** DuckDB errors that a record's own content causes (anything else, such as a full disk, is retried). */
-const RECORD_ERROR = /^(Conversion|Invalid Input|Constraint|Out of Range) Error/;
-
-/** A run of journal rows that DuckDB would not load, from `at`, `bytes` long (unknown: longer than a load run). */
-class UnloadableRun extends Error {
-  readonly code = 'UNLOADABLE_RUN';
-  constructor(
-    readonly at: JournalPosition,
-    readonly bytes: number | undefined,
-    message: string,
-    options?: ErrorOptions,
-  ) {
-    super(message, options);
-  }
-}
 
 /** Opens (creating on first start) the store in `dataDir`, loading what its journal still holds. */
 export function openStore(dataDir: string, options: OpenStoreOptions = {}): Promise<TelemetryStore> {
@@ -259,7 +162,7 @@ export async function openWritableStore(
     }
     throw error;
   }
-  const connections = new Set<DuckDBConnection>();
+  const readers = openReaders(instance);
   const writer = await instance.connect();
   await writer.run(itemsTableSql);
   // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
@@ -270,16 +173,7 @@ export async function openWritableStore(
     )
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
-  await writer.run(journalSchema);
-  const [segment, offset] = (
-    await writer.runAndReadAll('SELECT segment, byte_offset FROM journal_position')
-  ).getRows()[0] ?? [0, 0];
-  /** Where the journal is loaded up to (kept in DuckDB, and moved in each load's own transaction). */
-  let loaded: JournalPosition = { segment: Number(segment), offset: Number(offset) };
-  const inserts = {
-    plain: await writer.prepare(insertRows(false)),
-    escaped: await writer.prepare(insertRows(true)),
-  };
+  const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
   // prune's deletes in DuckDB's optimistic concurrency.
   let writerBusy: Promise<unknown> = Promise.resolve();
@@ -289,157 +183,13 @@ export async function openWritableStore(
     return result;
   }
 
-  // The 256 MB threshold keeps checkpoints rare under load, but one that does come stalls loads for
-  // about a second and a crash leaves that much WAL to replay. So checkpoint in the quiet moments instead:
-  // after `idleMs` without writes, once the WAL is worth it. A failure (an export holds a transaction) is
-  // simply tried again later; DuckDB's own threshold remains the backstop.
-  const idle = options.idleCheckpoint ?? { idleMs: 2000, minWalBytes: 16 * 1024 * 1024, everyMs: 5000 };
   let lastWrite = Date.now();
-  const checkpointTimer = setInterval(() => {
-    const walBytes = statSync(`${file}.wal`, { throwIfNoEntry: false })?.size ?? 0;
-    if (Date.now() - lastWrite < idle.idleMs || walBytes < Math.max(1, idle.minWalBytes)) return;
-    void withWriter(() => writer.run('CHECKPOINT')).catch(() => undefined); // Tried again on the next tick.
-  }, idle.everyMs);
-  checkpointTimer.unref();
-
-  /** A connection of its own, so a long export never waits behind (or holds up) the writer. */
-  async function withConnection<T>(use: (c: DuckDBConnection) => Promise<T>): Promise<T> {
-    const c = await instance.connect();
-    connections.add(c);
-    try {
-      return await use(c);
-    } finally {
-      connections.delete(c);
-      c.closeSync();
-    }
-  }
-
-  /**
-   * Inserts the journal's rows from `from` on, at most `limit` items, in runs of up to LOAD_RUN_BYTES
-   * (DuckDB splits ten values of 8 MB far faster than one of 80) read into one reused buffer and cut
-   * after a row; resolves to the position reached and the items inserted.
-   */
-  const run = Buffer.allocUnsafeSlow(LOAD_RUN_BYTES);
-  async function insertFrom(from: JournalPosition, limit: number, stopAt?: JournalPosition) {
-    const position = { ...from };
-    let rows = 0;
-    for (const segment of journal.segments()) {
-      const { id, open: appending } = segment;
-      if (id < position.segment || rows >= limit || (stopAt && id > stopAt.segment)) continue;
-      const size = stopAt?.segment === id ? Math.min(stopAt.offset, segment.size) : segment.size;
-      if (id > position.segment) Object.assign(position, { segment: id, offset: 0 });
-      const handle = await open(journal.file(id), 'r');
-      try {
-        while (position.offset < size && rows < limit) {
-          const want = Math.min(run.length, size - position.offset);
-          const { bytesRead } = await handle.read(run, 0, want, position.offset);
-          if (bytesRead < want) throw new Error(`${journal.file(id)} is shorter than its appends`);
-          const { end, items, escaped } = wholeRows(run.subarray(0, bytesRead), limit - rows);
-          if (end === 0)
-            throw new UnloadableRun({ ...position }, undefined, `a row longer than ${run.length} bytes`);
-          if (items > 0) {
-            try {
-              rows += await insertRun(run.subarray(0, end), escaped);
-            } catch (error) {
-              if (!RECORD_ERROR.test(String((error as Error).message))) throw error;
-              const firstLine = (error as Error).message.split('\n', 1)[0] ?? '';
-              throw new UnloadableRun({ ...position }, end, firstLine, { cause: error });
-            }
-          }
-          position.offset += end;
-        }
-      } finally {
-        await handle.close();
-      }
-      // A segment read to its end that takes no more appends is done: the next load may delete it.
-      if (position.offset === segment.size && !appending)
-        Object.assign(position, { segment: id + 1, offset: 0 });
-    }
-    return { position, rows };
-  }
-
-  /** Inserts whole journal rows, all plain or all escaped; resolves to how many. */
-  async function insertRun(rows: Buffer, escaped: boolean): Promise<number> {
-    const insert = escaped ? inserts.escaped : inserts.plain;
-    insert.bindBlob(1, rows);
-    try {
-      return Number((await insert.run()).rowsChanged);
-    } finally {
-      insert.clearBindings();
-    }
-  }
-
-  /** Runs `work` and moves the journal position to what it resolves to, in one transaction. */
-  async function transaction(work: () => Promise<JournalPosition>): Promise<void> {
-    await writer.run('BEGIN TRANSACTION');
-    try {
-      const position = await work();
-      await writer.run('UPDATE journal_position SET segment = $1, byte_offset = $2', [
-        position.segment,
-        position.offset,
-      ]);
-      await writer.run('COMMIT');
-      loaded = position;
-    } catch (error) {
-      await writer.run('ROLLBACK').catch(() => undefined);
-      throw error;
-    }
-  }
-
-  /** Up to `limit` journaled items (before `stopAt`, if given) into DuckDB in one transaction. */
-  async function loadOnce(limit: number, stopAt?: JournalPosition): Promise<number> {
-    let rows = 0;
-    await transaction(async () => {
-      const reached = await insertFrom(loaded, limit, stopAt);
-      rows = reached.rows;
-      return reached.position;
-    });
-    return rows;
-  }
-
-  /**
-   * Loads, one row per transaction, the run DuckDB refused as a whole, moving each row it refuses
-   * aside (to rejectedFile, with a log line): one bad record never holds back the others.
-   */
-  async function setAside(failed: UnloadableRun): Promise<number> {
-    const file = journal.file(failed.at.segment);
-    const handle = await open(file, 'r');
-    let rows = 0;
-    try {
-      let at = failed.at.offset;
-      const end = failed.bytes === undefined ? undefined : at + failed.bytes;
-      while (end === undefined ? at === failed.at.offset : at < end) {
-        const row = await readRow(handle, at);
-        const next = { segment: failed.at.segment, offset: at + row.length };
-        if (row[0] !== GS_BYTE && row.length <= run.length) {
-          try {
-            await transaction(async () => {
-              rows += await insertRun(row, row[0] === FS_BYTE);
-              return next;
-            });
-            at = next.offset;
-            continue;
-          } catch (error) {
-            if (!RECORD_ERROR.test(String((error as Error).message))) throw error;
-          }
-        }
-        if (row[0] !== GS_BYTE) {
-          const aside = rejectedFile(dataDir);
-          const where = statSync(aside, { throwIfNoEntry: false })?.size ?? 0;
-          await appendFile(aside, row, { flush: true });
-          warn(
-            `journal: a record of ${row.length} bytes at byte ${at} of ${path.basename(file)} could not be ` +
-              `loaded (${failed.message}); moved aside to ${aside} at byte ${where}`,
-          );
-        }
-        await transaction(() => Promise.resolve(next));
-        at = next.offset;
-      }
-    } finally {
-      await handle.close();
-    }
-    return rows;
-  }
+  const stopCheckpoints = startIdleCheckpoints(
+    file,
+    options.idleCheckpoint ?? DEFAULT_IDLE_CHECKPOINT,
+    () => lastWrite,
+    () => withWriter(() => writer.run('CHECKPOINT')),
+  );
 
   /**
    * Loads up to `limit` journaled items into DuckDB, each transaction also moving the journal position,
@@ -447,19 +197,9 @@ export async function openWritableStore(
    */
   function load(limit: number): Promise<number> {
     return withWriter(async () => {
-      let rows = 0;
-      for (;;) {
-        try {
-          rows += await loadOnce(limit - rows);
-          break;
-        } catch (error) {
-          if (!(error instanceof UnloadableRun)) throw error;
-          rows += await loadOnce(limit - rows, error.at);
-          rows += await setAside(error);
-        }
-      }
+      const rows = await loader.load(journal, limit);
       lastWrite = Date.now();
-      await journal.drop(loaded.segment).catch((error: unknown) => {
+      await journal.drop(loader.loaded.segment).catch((error: unknown) => {
         warn(`journal: could not delete loaded segments (${String(error)}); deleted at next start`);
       });
       return rows;
@@ -467,7 +207,7 @@ export async function openWritableStore(
   }
 
   // The journal: appends are durable once in it, and loaded into DuckDB in large transactions.
-  const journal = await Journal.open(path.join(dataDir, 'journal'), loaded, warn);
+  const journal = await Journal.open(path.join(dataDir, 'journal'), loader.loaded, warn);
   const recovered = await load(Infinity);
   if (recovered > 0) warn(`journal: loaded ${recovered} items a previous run had not loaded`);
 
@@ -585,23 +325,9 @@ export async function openWritableStore(
 
   // Readers are kept for reuse (a connection costs little, but the dashboard asks several queries at
   // once); each runs one query at a time, and never waits behind the writer.
-  const idleReaders: DuckDBConnection[] = [];
   async function read(sql: string, values: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
     await flush();
-    const c = idleReaders.pop() ?? (await instance.connect());
-    connections.add(c);
-    let reusable = false;
-    try {
-      const rows = (await c.runAndReadAll(sql, values)).getRowObjectsJS();
-      reusable = true;
-      return rows;
-    } finally {
-      if (reusable && idleReaders.length < MAX_IDLE_READERS) idleReaders.push(c);
-      else {
-        connections.delete(c);
-        c.closeSync();
-      }
-    }
+    return readers.read(sql, values);
   }
 
   return {
@@ -617,7 +343,7 @@ export async function openWritableStore(
     async count(filter) {
       await flush();
       const { sql, values } = where(filter);
-      return withConnection(async (c) => {
+      return readers.with(async (c) => {
         const rows = (await c.runAndReadAll(`SELECT count(*) FROM items ${sql}`, values)).getRows();
         return Number(rows[0]?.[0] ?? 0);
       });
@@ -626,22 +352,13 @@ export async function openWritableStore(
     async *export(filter) {
       await flush();
       const { sql, values } = where(filter);
-      const c = await instance.connect();
-      connections.add(c);
-      try {
-        const result = await c.stream(`SELECT envelope FROM items ${sql}`, values);
-        for await (const rows of result.yieldRows()) {
-          for (const [envelope] of rows) yield JSON.parse(String(envelope)) as Envelope;
-        }
-      } finally {
-        connections.delete(c);
-        c.closeSync();
-      }
+      for await (const [envelope] of readers.stream(`SELECT envelope FROM items ${sql}`, values))
+        yield JSON.parse(String(envelope)) as Envelope;
     },
 
     async prune(before) {
       await flush();
-      return withConnection(async (c) => {
+      return readers.with(async (c) => {
         const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
         return result.rowsChanged;
       });
@@ -659,12 +376,12 @@ export async function openWritableStore(
         });
         return Number(result.rowsChanged);
       });
-      await journal.drop(loaded.segment);
+      await journal.drop(loader.loaded.segment);
       return erased;
     },
 
     async close() {
-      clearInterval(checkpointTimer);
+      stopCheckpoints();
       clearInterval(loadTimer);
       // What is still journaled is loaded now; if that fails, the next start loads it.
       await flush().catch(() => undefined);
@@ -672,9 +389,9 @@ export async function openWritableStore(
       // The segment just closed is loaded to its end: moving past it lets it go, leaving no journal.
       if (pendingCount === 0) await load(Infinity).catch(() => undefined);
       await writerBusy;
-      inserts.plain.destroySync();
-      inserts.escaped.destroySync();
-      for (const c of [...connections, writer]) c.closeSync();
+      loader.close();
+      readers.closeAll();
+      writer.closeSync();
       instance.closeSync();
     },
   };
