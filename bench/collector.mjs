@@ -134,7 +134,7 @@ if (process.argv.includes(SENDERS_FLAG)) {
   await Promise.all(Array.from({ length: senders }, (_, i) => sender(i)));
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
-  const poolUsedUp = started >= poolSize;
+  const poolUsedUp = poolSize < maxRequests && started >= poolSize;
   process.send({ accepted, failed, elapsed, latencies, sendersCpu: cpu.user + cpu.system, poolUsedUp });
   process.disconnect();
 } else {
