@@ -7,7 +7,7 @@ import { hash } from 'node:crypto';
  * disk. So an item's identity is its envelope's text: the envelope already carries everything the SDK
  * makes unique (its time to the millisecond, the session, user and operation ids, and `baseData.id` for
  * page views, dependencies and requests), and two items with the same text cannot be told apart anyway.
- * See docs/decisions/0015-store-each-item-once.md.
+ * See docs/decisions/0015-collector-store-integrity.md.
  */
 
 /** Hex digits of the SHA-256 kept as the key: 52 bits, so it is a plain JS number (exact below 2^53). */
