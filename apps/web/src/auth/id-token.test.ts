@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { JwksCache, validateIdToken } from './id-token';
 
 const ISSUER = 'https://idp.example.com';
@@ -24,9 +24,19 @@ function jwksServing(...documents: JWK[][]) {
   let fetches = 0;
   const cache = new JwksCache(
     () => Promise.resolve('https://idp.example.com/jwks'),
-    () => Promise.resolve({ keys: documents[Math.min(fetches++, documents.length - 1)] }),
+    () => Promise.resolve(Response.json({ keys: documents[Math.min(fetches++, documents.length - 1)] })),
   );
   return { cache, fetches: () => fetches };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** jose fetches the key set again for an unknown key at most every 30 s: move the clock past that. */
+function afterCooldown() {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + 31_000);
 }
 
 function idToken(
@@ -79,21 +89,44 @@ describe('validateIdToken', () => {
     });
   });
 
-  it('fetches the JWKS again, once, for an unknown key id (rotation)', async () => {
+  it('fetches the JWKS again for an unknown key id (rotation)', async () => {
     const { cache, fetches } = jwksServing([publicJwk], [publicJwk, rotatedJwk]);
     await validateIdToken(await idToken(), cache, expected);
     expect(fetches()).toBe(1);
+    afterCooldown();
     await validateIdToken(await idToken({}, { signWith: rotatedKey, kid: 'k2' }), cache, expected);
     expect(fetches()).toBe(2);
   });
 
-  it('gives up after one refetch when the key is still unknown', async () => {
+  it('fetches again at most once per cooldown when the key stays unknown', async () => {
     const { cache, fetches } = jwksServing([publicJwk]);
+    await validateIdToken(await idToken(), cache, expected);
+    afterCooldown();
     const unknown = await idToken({}, { signWith: rotatedKey, kid: 'k9' });
-    await expect(validateIdToken(unknown, cache, expected)).rejects.toThrow(
-      /key the provider does not publish/,
-    );
+    for (let i = 0; i < 2; i++) {
+      await expect(validateIdToken(unknown, cache, expected)).rejects.toThrow(
+        /key the provider does not publish/,
+      );
+    }
     expect(fetches()).toBe(2);
+  });
+
+  it('prefetches the keys once, so the token check that follows fetches nothing', async () => {
+    const { cache, fetches } = jwksServing([publicJwk]);
+    await cache.prefetch();
+    await cache.prefetch();
+    await validateIdToken(await idToken(), cache, expected);
+    expect(fetches()).toBe(1);
+  });
+
+  it("says the provider's keys could not be fetched when the JWKS endpoint fails", async () => {
+    const cache = new JwksCache(
+      () => Promise.resolve('https://idp.example.com/jwks'),
+      () => Promise.resolve(new Response('down', { status: 503 })),
+    );
+    await expect(validateIdToken(await idToken(), cache, expected)).rejects.toThrow(
+      /signing keys could not be fetched/,
+    );
   });
 
   it('uses the only key when the token has no kid', async () => {
