@@ -10,8 +10,11 @@ import {
 import { AuthError } from './auth-error';
 
 /**
- * The provider's keys, through jose's remote key set (cached, fetched again when a token names a key it
- * does not hold, at most every 30 s), created once discovery has named the `jwks_uri`.
+ * The provider's keys, through jose's remote key set (cached, fetched again once when a token names a key
+ * it does not hold), created once discovery has named the `jwks_uri`. jose's 30 s cooldown between such
+ * fetches is off: the keys are often fetched during the code exchange (see oidc-session.ts), just before
+ * a token signed with a key the provider publishes only once it is in use, and tokens reach this check
+ * from the provider's token endpoint alone, so no third party can make it fetch at will.
  */
 export class JwksCache {
   private keySet: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
@@ -23,7 +26,10 @@ export class JwksCache {
 
   private keys(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     this.keySet ??= this.jwksUri().then((uri) =>
-      createRemoteJWKSet(new URL(uri), this.fetchImpl ? { [customFetch]: this.fetchImpl } : {}),
+      createRemoteJWKSet(new URL(uri), {
+        cooldownDuration: 0,
+        ...(this.fetchImpl ? { [customFetch]: this.fetchImpl } : {}),
+      }),
     );
     this.keySet.catch(() => (this.keySet = undefined));
     return this.keySet;
