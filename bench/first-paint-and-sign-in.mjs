@@ -197,16 +197,18 @@ export async function measureFirstPaint(browser, url, contextOptions = {}) {
 async function measureSignIn(browser) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(FRONT, { waitUntil: 'load' });
-  const button = page.getByRole('banner').getByRole('button', { name: 'Sign in' });
-  await button.waitFor();
+  // From the signed-out page's load (a page may fetch discovery before the click) to the signed-in UI.
   const requests = [];
+  let recording = true;
   let onProviderPage = false;
   context.on('request', (request) => {
-    if (new URL(request.url()).origin !== IDP || onProviderPage) return;
+    if (new URL(request.url()).origin !== IDP || onProviderPage || !recording) return;
     const kind = request.resourceType() === 'document' ? 'navigation' : 'call';
     requests.push({ kind, what: `${request.method()} ${new URL(request.url()).pathname}` });
   });
+  await page.goto(FRONT, { waitUntil: 'load' });
+  const button = page.getByRole('banner').getByRole('button', { name: 'Sign in' });
+  await button.waitFor();
   const clicked = performance.now();
   await button.click();
   const username = page.getByLabel('Username');
@@ -221,6 +223,7 @@ async function measureSignIn(browser) {
   await submit.click();
   await page.getByTestId('display-name').waitFor();
   const signedIn = performance.now();
+  recording = false;
 
   await page.addInitScript(() => {
     // Records, from the first byte of the reloaded page, whether any "Sign in" control was ever shown,
