@@ -47,6 +47,14 @@ function loadDefaultSession(): Promise<AuthSession> {
   return defaultSession;
 }
 
+/**
+ * On the redirect URI, starts loading the session before React's first render rather than from its
+ * effect: the code exchange is the page's critical path. Elsewhere it does nothing.
+ */
+export function loadSessionEarlyOnCallback(): void {
+  if (window.location.pathname === '/callback') void loadDefaultSession().catch(() => undefined);
+}
+
 /** The signed-in user the last page of this tab knew, for the first render (see session-hint.ts). */
 function defaultInitialUser(): AuthUser | null {
   return typeof window === 'undefined' ? null : readSessionHint(window.sessionStorage, Date.now());
