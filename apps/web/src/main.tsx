@@ -1,9 +1,11 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/app';
+import { loadSessionEarlyOnCallback } from './auth/auth-context';
 import { telemetry } from './telemetry/telemetry';
 import './app/styles.css';
 
+loadSessionEarlyOnCallback();
 telemetry.start(() =>
   import('./config/runtime-config').then(({ readRuntimeConfig }) => readRuntimeConfig().telemetry),
 );
