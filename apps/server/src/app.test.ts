@@ -153,7 +153,9 @@ describe('the app server', () => {
   it('logs the whole API path and the reason of a 401', async () => {
     await fetch(`${base}/api/me`, { headers: { authorization: 'Basic abc' } });
     expect(lines).toContainEqual(
-      expect.stringMatching(/^GET \/api\/me 401 \d+ms \(The Authorization header is not a bearer token\)$/),
+      expect.stringMatching(
+        /^GET \/api\/me 401 \d+ms \(The Authorization header is not a bearer or DPoP token\)$/,
+      ),
     );
   });
 

@@ -3,7 +3,8 @@ import type { UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
-import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
+import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
+import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import { openApiDocument } from './openapi.js';
@@ -86,6 +87,14 @@ export function createApp(options: AppOptions) {
     ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
   });
 
+  const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
+  const dpop: DpopPolicy = {
+    verify: createDpopVerifier({ nonces }),
+    required: config.dpop.mode === 'required',
+    publicOrigin: config.publicOrigin,
+    nonces,
+  };
+
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -142,7 +151,7 @@ export function createApp(options: AppOptions) {
     next();
   });
   api.use(express.json({ limit: '100kb' }));
-  api.get('/me', requireBearer(verify), async (_req, res: Response<ApiUser>) => {
+  api.get('/me', requireAccessToken(verify, { dpop }), async (_req, res: Response<ApiUser>) => {
     // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
     const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
     res.json(user);
@@ -153,14 +162,14 @@ export function createApp(options: AppOptions) {
   const userIds = options.telemetryUserIds;
   if (userIds) {
     // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
-    api.get('/telemetry-user', requireBearer(verify), (_req, res) => {
+    api.get('/telemetry-user', requireAccessToken(verify, { dpop }), (_req, res) => {
       const user = res.locals.user as ApiUser;
       res.json({ id: userIds.idFor(user.issuer, user.sub) });
     });
   }
   if (options.usage) {
     const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
-    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser }));
+    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser, dpop }));
   }
   api.use((_req, res) => {
     res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });

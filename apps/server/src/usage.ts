@@ -9,7 +9,7 @@ import {
 } from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { requireBearer, type ApiUser } from './auth/bearer.js';
+import { requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
 
 /** The collector's: what its queries accept. */
 export const RANGES = usageRanges;
@@ -21,6 +21,8 @@ export interface UsageRouterOptions {
   queries: UsageQueries;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
+  /** How DPoP-bound tokens are checked (RFC 9449); without it, only bearer tokens are taken. */
+  dpop?: DpopPolicy | undefined;
 }
 
 const range = z.enum(RANGES, { error: `must be one of ${RANGES.join(', ')}` }).default('24h');
@@ -96,9 +98,10 @@ export function createUsageRouter({
   verify,
   queries,
   isVerifiedUser = () => false,
+  dpop,
 }: UsageRouterOptions): express.Router {
   const router = express.Router();
-  router.use(requireBearer(verify, 'admin'));
+  router.use(requireAccessToken(verify, { role: 'admin', dpop }));
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: { range: UsageRange; now: number }) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;

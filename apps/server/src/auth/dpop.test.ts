@@ -1,4 +1,4 @@
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
   accessTokenHash,
@@ -10,53 +10,37 @@ import {
   sameTarget,
   type DpopRequest,
 } from './dpop.js';
+import { makeDpopKey, makeDpopProof, type DpopKey } from '../test-support/dpop-proof.js';
 
 const URL_ = 'https://app.example/api/me';
 const TOKEN = 'eyJ.access.token';
 const NOW = 1_800_000_000;
 
-let privateKey: CryptoKey;
-let publicJwk: JWK;
-let jkt: string;
-let otherPrivateKey: CryptoKey;
-let otherPublicJwk: JWK;
+let key: DpopKey;
+let otherKey: DpopKey;
 
 beforeAll(async () => {
-  ({ privateKey, publicKey: publicJwk } = await keyPair());
-  jkt = await calculateJwkThumbprint(publicJwk, 'sha256');
-  ({ privateKey: otherPrivateKey, publicKey: otherPublicJwk } = await keyPair());
+  [key, otherKey] = await Promise.all([makeDpopKey(), makeDpopKey()]);
 });
 
-async function keyPair() {
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  return { privateKey: pair.privateKey, publicKey: await exportJWK(pair.publicKey) };
-}
-
-let counter = 0;
-/** A proof as a browser makes it, with any part overridden. */
-async function proof(
+/** A proof as a browser makes it for this test's request, with any part overridden. */
+const proof = (
   claims: Record<string, unknown> = {},
   header: Record<string, unknown> = {},
-  key: CryptoKey = privateKey,
-): Promise<string> {
-  return new SignJWT({
-    jti: `proof-${++counter}`,
-    htm: 'GET',
-    htu: URL_,
-    iat: NOW,
-    ath: accessTokenHash(TOKEN),
-    ...claims,
-  })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: publicJwk, ...header })
-    .sign(key);
-}
+  signWith?: CryptoKey,
+): Promise<string> =>
+  makeDpopProof(
+    key,
+    { method: 'GET', url: URL_, accessToken: TOKEN },
+    { claims: { iat: NOW, ...claims }, header, ...(signWith ? { signWith } : {}) },
+  );
 
 const request = async (overrides: Partial<DpopRequest> = {}): Promise<DpopRequest> => ({
   proof: await proof(),
   method: 'GET',
   url: URL_,
   accessToken: TOKEN,
-  boundKey: jkt,
+  boundKey: key.jkt,
   ...overrides,
 });
 
@@ -94,13 +78,13 @@ describe('a DPoP proof (RFC 9449 section 4.3)', () => {
   it('is refused with a symmetric algorithm', async () => {
     const secret = new TextEncoder().encode('a-shared-secret-of-enough-length!');
     const hs256 = await new SignJWT({ jti: 'x', htm: 'GET', htu: URL_, iat: NOW })
-      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: { kty: 'oct', k: 'c2VjcmV0' } })
+      .setProtectedHeader({ alg: 'HS256', typ: 'dpop+jwt', jwk: key.publicJwk })
       .sign(secret);
     expect(await refusal(verifier()(await request({ proof: hs256 })))).toMatch(/alg/i);
   });
 
   it('is refused when the signature is not made by the embedded key', async () => {
-    const forged = await proof({}, {}, otherPrivateKey);
+    const forged = await proof({}, {}, otherKey.privateKey);
     expect(await refusal(verifier()(await request({ proof: forged })))).toMatch(/signature/i);
   });
 
@@ -151,7 +135,7 @@ describe('a DPoP proof (RFC 9449 section 4.3)', () => {
   });
 
   it('is refused when signed with a key the token is not bound to (cnf.jkt)', async () => {
-    const attackerProof = await proof({}, { jwk: otherPublicJwk }, otherPrivateKey);
+    const attackerProof = await proof({}, { jwk: otherKey.publicJwk }, otherKey.privateKey);
     expect(await refusal(verifier()(await request({ proof: attackerProof })))).toMatch(/not bound/);
   });
 
