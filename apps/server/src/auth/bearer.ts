@@ -302,7 +302,6 @@ class Refusal extends Error {
     readonly scheme: 'Bearer' | 'DPoP',
     readonly code: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
     message: string,
-    readonly nonce?: string,
   ) {
     super(message);
   }
@@ -386,7 +385,6 @@ export function requireAccessToken(
         return;
       }
       res.locals.authFailure = error.message;
-      if (error.nonce) res.set('DPoP-Nonce', error.nonce);
       res
         .set('WWW-Authenticate', challenges(error))
         .status(401)
@@ -410,7 +408,8 @@ async function checkProof(req: Request, token: string, user: ApiUser, dpop: Dpop
       boundKey: user.jkt,
     });
   } catch (error) {
-    if (error instanceof DpopNonceError) throw new Refusal('DPoP', error.code, error.message, error.nonce);
+    // The fresh nonce is in the DPoP-Nonce header of every answer (set above).
+    if (error instanceof DpopNonceError) throw new Refusal('DPoP', error.code, error.message);
     if (error instanceof DpopProofError) throw new Refusal('DPoP', error.code, error.message);
     throw error;
   }
