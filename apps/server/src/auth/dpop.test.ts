@@ -1,7 +1,6 @@
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  accessTokenHash,
   createDpopVerifier,
   DpopNonceError,
   DpopNonces,
