@@ -171,6 +171,8 @@ export interface SessionTokens {
   id_token: string;
   refresh_token: string;
   expires_at: number;
+  /** `DPoP` when the tokens are bound to the browser's key (RFC 9449), else `Bearer`. */
+  token_type: string;
 }
 
 /** The tokens this tab holds (an empty object when signed out). */
