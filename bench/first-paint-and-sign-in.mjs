@@ -1,9 +1,17 @@
-// The public home page's cost, against a bare React 19 + Vite page built in this same run:
-// gzipped JavaScript loaded before the first contentful paint, and the first paint itself; then the
-// time from clicking "Sign in" to the signed-in page, through the real local OpenID provider.
-// Needs `npm run build` first (npm run bench does it). Knobs: BENCH_LOADS (7), BENCH_SIGN_INS (7).
+// Gatehouse beside its peers, measured in one run, alternating, in headless Chromium, all against one
+// local OpenID provider (Gatehouse's bundled one) and all served through one front origin:
+// - a bare React 19 page (the baseline for first paint and its JavaScript),
+// - a bare oidc-client-ts UserManager page with no framework (the baseline for sign-in),
+// - the usual eager stack: React Router 7 + react-oidc-context + Application Insights with its React plugin,
+// - Gatehouse's home page (telemetry consent implied, as the eager stack has it on).
+// Per page: first contentful paint, gzipped JS loaded before it, click "Sign in" -> signed-in UI with the
+// time on the provider's own login page subtracted, requests to the provider, and a reload of the
+// signed-in page (time to the signed-in UI, and whether the signed-out UI ever appeared).
+// Peers' sources are in bench/peers/ (root devDependencies, never in the app's bundles).
+// Needs `npm run build` first (npm run bench does it). Knobs: BENCH_RUNS (7; 1 is the short mode),
+// BENCH_PORT_BASE (4300: front +0, provider +1, Gatehouse +2).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
@@ -15,48 +23,95 @@ import { build } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = path.join(root, 'bench', '.out');
-const LOADS = Number(process.env.BENCH_LOADS ?? 7);
-const SIGN_INS = Number(process.env.BENCH_SIGN_INS ?? 7);
-const APP_PORT = 4300;
-const IDP_PORT = 4301;
+const RUNS = Number(process.env.BENCH_RUNS ?? process.env.BENCH_LOADS ?? 7);
+const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 4300);
+const FRONT_PORT = PORT_BASE;
+const IDP_PORT = PORT_BASE + 1;
+const APP_PORT = PORT_BASE + 2;
+const FRONT = `http://localhost:${FRONT_PORT}`;
+const IDP = `http://localhost:${IDP_PORT}`;
+/** Gatehouse's default scope, asked by every page, so each does the same protocol work. */
+const SCOPE = 'openid profile email offline_access';
+const USER = 'alice';
 
-/** The baseline: the smallest React 19 page Vite builds, with the same plugin and target. */
-async function buildBarePage() {
-  const dir = path.join(out, 'bare-react');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, 'index.html'),
-    '<!doctype html><html lang="en"><head><meta charset="UTF-8"><title>Bare</title></head>' +
-      '<body><div id="root"></div><script type="module" src="/main.jsx"></script></body></html>',
-  );
-  writeFileSync(
-    path.join(dir, 'main.jsx'),
-    "import { StrictMode } from 'react';\nimport { createRoot } from 'react-dom/client';\n" +
-      "createRoot(document.getElementById('root')).render(<StrictMode><h1>Hello, world</h1></StrictMode>);\n",
-  );
+const PEERS = ['bare-react', 'bare-oidc', 'eager-stack'];
+const LABELS = {
+  'bare-react': 'bare React 19',
+  'bare-oidc': 'bare oidc-client-ts',
+  'eager-stack': 'eager stack (RR7 + react-oidc-context + AI)',
+  gatehouse: 'Gatehouse home',
+};
+const SIGNS_IN = ['bare-oidc', 'eager-stack', 'gatehouse'];
+
+/** Builds one peer from bench/peers/<name> into bench/.out/peers/<name>. */
+async function buildPeer(name) {
+  const outDir = path.join(out, 'peers', name);
+  rmSync(outDir, { recursive: true, force: true });
   await build({
-    root: dir,
+    root: path.join(root, 'bench', 'peers', name),
     logLevel: 'silent',
     plugins: [react()],
-    build: { outDir: path.join(dir, 'dist') },
+    define: { __AUTHORITY__: JSON.stringify(IDP), __SCOPE__: JSON.stringify(SCOPE) },
+    build: { outDir, emptyOutDir: true },
   });
-  return path.join(dir, 'dist');
+  return outDir;
 }
 
+/**
+ * A single-page app's static server: files as they are, every other path the page (so /callback works),
+ * and an Application Insights ingestion endpoint that accepts everything (for the eager stack).
+ */
 function serveStatic(dir) {
-  const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
+  const types = {
+    '.html': 'text/html',
+    '.js': 'text/javascript',
+    '.css': 'text/css',
+    '.svg': 'image/svg+xml',
+  };
   const server = http.createServer((req, res) => {
-    const file = path.join(dir, req.url === '/' ? 'index.html' : path.normalize(req.url.split('?')[0]));
-    try {
-      const body = readFileSync(file);
-      res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
-      res.end(body);
-    } catch {
-      res.writeHead(404).end();
+    const pathname = new URL(req.url, 'http://x').pathname;
+    if (req.method === 'POST') {
+      req.resume();
+      req.on('end', () =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"itemsReceived":0,"itemsAccepted":0,"errors":[]}'),
+      );
+      return;
     }
+    let file = path.join(dir, path.normalize(pathname));
+    if (!file.startsWith(dir) || !statSync(file, { throwIfNoEntry: false })?.isFile()) {
+      file = path.join(dir, 'index.html');
+    }
+    res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream' });
+    res.end(readFileSync(file));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return listen(server, 0);
+}
+
+function listen(server, port) {
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+}
+
+/**
+ * The one origin the provider knows (its client's redirect URI and CORS origin): a plain proxy to the
+ * page being measured, so every page, Gatehouse included, pays the same extra hop.
+ */
+function startFront() {
+  const agent = new http.Agent({ keepAlive: true });
+  let upstream = 0;
+  const server = http.createServer((req, res) => {
+    const forward = http.request(
+      { host: '127.0.0.1', port: upstream, method: req.method, path: req.url, headers: req.headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode, answer.rawHeaders);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.writeHead(502).end());
+    req.pipe(forward);
+  });
+  return listen(server, FRONT_PORT).then(() => ({ server, route: (port) => (upstream = port) }));
 }
 
 export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT) {
@@ -88,8 +143,8 @@ export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PO
 }
 
 /**
- * Scripts whose response ended before the first contentful paint, with their gzipped sizes, and the
- * largest contentful paint.
+ * Scripts whose response ended before the first contentful paint, with their gzipped sizes, the largest
+ * contentful paint, and where the time before the paint went (HTML, first script, DOMContentLoaded).
  */
 export async function measureFirstPaint(browser, url, contextOptions = {}) {
   const context = await browser.newContext(contextOptions);
@@ -105,13 +160,17 @@ export async function measureFirstPaint(browser, url, contextOptions = {}) {
         });
       }),
   );
-  const { fcp, scripts } = await page.evaluate(() => {
+  const { fcp, scripts, html, firstScript, domContentLoaded } = await page.evaluate(() => {
     const paint = performance.getEntriesByName('first-contentful-paint')[0].startTime;
-    const loaded = performance
-      .getEntriesByType('resource')
-      .filter((entry) => entry.name.endsWith('.js') && entry.responseEnd <= paint)
-      .map((entry) => entry.name);
-    return { fcp: paint, scripts: loaded };
+    const [navigation] = performance.getEntriesByType('navigation');
+    const resources = performance.getEntriesByType('resource').filter((entry) => entry.name.endsWith('.js'));
+    return {
+      fcp: paint,
+      scripts: resources.filter((entry) => entry.responseEnd <= paint).map((entry) => entry.name),
+      html: navigation.responseEnd,
+      firstScript: resources[0]?.responseEnd ?? 0,
+      domContentLoaded: navigation.domContentLoadedEventEnd,
+    };
   });
   let gzipped = 0;
   for (const script of scripts) {
@@ -119,24 +178,74 @@ export async function measureFirstPaint(browser, url, contextOptions = {}) {
     gzipped += gzipSync(body, { level: 9 }).length;
   }
   await context.close();
-  return { fcp, lcp, gzipped, scripts: scripts.map((s) => new URL(s).pathname) };
+  return {
+    fcp,
+    lcp,
+    gzipped,
+    html,
+    firstScript,
+    domContentLoaded,
+    scripts: scripts.map((s) => new URL(s).pathname),
+  };
 }
 
-async function measureSignIn(browser, origin) {
+/**
+ * Click "Sign in" -> signed-in UI, less the time on the provider's login page (from its form being
+ * shown to its submission); the provider's requests the page itself makes (not the login form's);
+ * then a reload of the signed-in page, watched from its first byte for a "Sign in" control.
+ */
+async function measureSignIn(browser) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(origin, { waitUntil: 'load' });
+  await page.goto(FRONT, { waitUntil: 'load' });
   const button = page.getByRole('banner').getByRole('button', { name: 'Sign in' });
   await button.waitFor();
-  const started = performance.now();
+  const requests = [];
+  let onProviderPage = false;
+  context.on('request', (request) => {
+    if (new URL(request.url()).origin !== IDP || onProviderPage) return;
+    const kind = request.resourceType() === 'document' ? 'navigation' : 'call';
+    requests.push({ kind, what: `${request.method()} ${new URL(request.url()).pathname}` });
+  });
+  const clicked = performance.now();
   await button.click();
-  await page.getByLabel('Username').fill('alice');
-  await page.getByLabel('Password').fill('alice');
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  const username = page.getByLabel('Username');
+  await username.waitFor();
+  const formShown = performance.now();
+  onProviderPage = true;
+  await username.fill(USER);
+  await page.getByLabel('Password').fill(USER);
+  const submit = page.getByRole('button', { name: 'Sign in' });
+  onProviderPage = false;
+  const submitted = performance.now();
+  await submit.click();
   await page.getByTestId('display-name').waitFor();
-  const elapsed = performance.now() - started;
+  const signedIn = performance.now();
+
+  await page.addInitScript(() => {
+    // Records, from the first byte of the reloaded page, whether any "Sign in" control was ever shown,
+    // and when the signed-in UI first was.
+    const seen = { signedOut: false, signedInAt: null };
+    window.__reload = seen;
+    new MutationObserver(() => {
+      const buttons = [...document.querySelectorAll('button, a')];
+      if (buttons.some((element) => element.textContent.trim() === 'Sign in')) seen.signedOut = true;
+      if (seen.signedInAt === null && document.querySelector('[data-testid="display-name"]')) {
+        seen.signedInAt = performance.now();
+      }
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+  });
+  await page.reload({ waitUntil: 'load' });
+  await page.getByTestId('display-name').waitFor();
+  const reload = await page.evaluate(() => window.__reload);
   await context.close();
-  return elapsed;
+  return {
+    ms: formShown - clicked + (signedIn - submitted),
+    calls: requests.filter((r) => r.kind === 'call').map((r) => r.what),
+    navigations: requests.filter((r) => r.kind === 'navigation').map((r) => r.what),
+    reloadSignedInMs: reload.signedInAt,
+    reloadShowedSignedOut: reload.signedOut,
+  };
 }
 
 export function launchChromium() {
@@ -148,79 +257,112 @@ export function launchChromium() {
 
 export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 export const kb = (bytes) => `${(bytes / 1024).toFixed(1)} KB`;
+const ms = (value) => `${value.toFixed(0)} ms`;
+const ratio = (value, base) => (value / base).toFixed(2);
 
 export async function run() {
-  const bareDir = await buildBarePage();
-  const bare = await serveStatic(bareDir);
-  const gatehouse = await startGatehouse();
+  const servers = {};
+  for (const name of PEERS) servers[name] = await serveStatic(await buildPeer(name));
+  const gatehouse = await startGatehouse(
+    { PUBLIC_ORIGIN: FRONT, TELEMETRY_CONSENT: 'implied' },
+    APP_PORT,
+    IDP_PORT,
+  );
+  const front = await startFront();
+  const upstream = (name) => (name === 'gatehouse' ? APP_PORT : servers[name].address().port);
   const browser = await launchChromium();
+  const paints = Object.fromEntries([...PEERS, 'gatehouse'].map((name) => [name, []]));
+  const signIns = Object.fromEntries(SIGNS_IN.map((name) => [name, []]));
   try {
-    const bareUrl = `http://127.0.0.1:${bare.address().port}/`;
-    const appUrl = `http://localhost:${APP_PORT}/`;
-    // One unmeasured load each: the servers' and the browser's cold start are not what is compared.
-    await measureFirstPaint(browser, bareUrl);
-    await measureFirstPaint(browser, appUrl);
-    const bareRuns = [];
-    const appRuns = [];
-    for (let i = 0; i < LOADS; i++) {
-      bareRuns.push(await measureFirstPaint(browser, bareUrl));
-      appRuns.push(await measureFirstPaint(browser, appUrl));
+    // One unmeasured round each: the servers' and the browser's cold start are not what is compared.
+    for (let i = -1; i < RUNS; i++) {
+      for (const name of Object.keys(paints)) {
+        front.route(upstream(name));
+        const result = await measureFirstPaint(browser, `${FRONT}/`);
+        if (i >= 0) paints[name].push(result);
+      }
+      for (const name of SIGNS_IN) {
+        front.route(upstream(name));
+        const result = await measureSignIn(browser);
+        if (i >= 0) signIns[name].push(result);
+      }
     }
-    const signIns = [];
-    for (let i = 0; i < SIGN_INS; i++) signIns.push(await measureSignIn(browser, appUrl));
-
-    const bareJs = median(bareRuns.map((r) => r.gzipped));
-    const appJs = median(appRuns.map((r) => r.gzipped));
-    const bareFcp = median(bareRuns.map((r) => r.fcp));
-    const appFcp = median(appRuns.map((r) => r.fcp));
-    const results = {
-      firstPaint: {
-        bareReactJsGzipBytes: bareJs,
-        homeJsGzipBytes: appJs,
-        jsRatio: appJs / bareJs,
-        goalRatio: 1.5,
-        bareFcpMs: bareFcp,
-        homeFcpMs: appFcp,
-        fcpRatio: appFcp / bareFcp,
-        homeScriptsBeforePaint: appRuns.at(-1).scripts,
-      },
-      signIn: {
-        runs: SIGN_INS,
-        medianMs: median(signIns),
-        minMs: Math.min(...signIns),
-        maxMs: Math.max(...signIns),
-      },
-    };
-    console.log('\nPublic home page vs a bare React 19 + Vite page (same run, medians of %d loads)', LOADS);
-    console.log(
-      '  gzipped JS before first paint: home %s, bare %s, ratio %s (goal <= 1.5)',
-      kb(appJs),
-      kb(bareJs),
-      (appJs / bareJs).toFixed(2),
-    );
-    console.log(
-      '  first contentful paint:        home %s ms, bare %s ms, ratio %s',
-      appFcp.toFixed(0),
-      bareFcp.toFixed(0),
-      (appFcp / bareFcp).toFixed(2),
-    );
-    console.log('  scripts before paint (home):   %s', results.firstPaint.homeScriptsBeforePaint.join(', '));
-    console.log(
-      '\nSign-in, from clicking "Sign in" to the signed-in page (local provider, %d runs)',
-      SIGN_INS,
-    );
-    console.log(
-      '  median %s ms (min %s, max %s)',
-      results.signIn.medianMs.toFixed(0),
-      results.signIn.minMs.toFixed(0),
-      results.signIn.maxMs.toFixed(0),
-    );
-    return results;
   } finally {
     await browser.close();
     gatehouse.kill('SIGTERM');
-    bare.close();
+    front.server.close();
+    for (const server of Object.values(servers)) server.close();
   }
+  return report(paints, signIns);
+}
+
+function report(paints, signIns) {
+  const pages = {};
+  for (const [name, runs] of Object.entries(paints)) {
+    const of = (key) => median(runs.map((r) => r[key]));
+    pages[name] = {
+      fcpMs: of('fcp'),
+      jsBeforePaintGzipBytes: of('gzipped'),
+      htmlResponseEndMs: of('html'),
+      firstScriptResponseEndMs: of('firstScript'),
+      domContentLoadedMs: of('domContentLoaded'),
+      scriptsBeforePaint: runs.at(-1).scripts,
+    };
+    const signedIn = signIns[name];
+    if (signedIn) {
+      Object.assign(pages[name], {
+        signInMs: median(signedIn.map((r) => r.ms)),
+        providerCalls: signedIn.at(-1).calls,
+        providerNavigations: signedIn.at(-1).navigations,
+        reloadSignedInMs: median(signedIn.map((r) => r.reloadSignedInMs)),
+        reloadShowedSignedOut: signedIn.filter((r) => r.reloadShowedSignedOut).length,
+      });
+    }
+  }
+  const bare = pages['bare-react'];
+  const oidc = pages['bare-oidc'];
+  console.log(`\nPages side by side (medians of ${RUNS} alternating runs; ratios to the peer in brackets)`);
+  console.log(
+    '  page                                          FCP (/bare React)   JS before paint gz (/bare React)',
+  );
+  for (const [name, p] of Object.entries(pages)) {
+    console.log(
+      `  ${LABELS[name].padEnd(46)}${`${ms(p.fcpMs)} (${ratio(p.fcpMs, bare.fcpMs)})`.padEnd(20)}` +
+        `${kb(p.jsBeforePaintGzipBytes)} (${ratio(p.jsBeforePaintGzipBytes, bare.jsBeforePaintGzipBytes)})`,
+    );
+  }
+  console.log('  where the time before paint went: HTML received / first script received / DOMContentLoaded');
+  for (const [name, p] of Object.entries(pages)) {
+    console.log(
+      `  ${LABELS[name].padEnd(46)}${ms(p.htmlResponseEndMs)} / ${ms(p.firstScriptResponseEndMs)} / ${ms(p.domContentLoadedMs)}`,
+    );
+  }
+  console.log(
+    '\nSign-in, click "Sign in" -> signed-in UI, the provider\'s login page subtracted (/bare oidc-client-ts)',
+  );
+  for (const name of SIGNS_IN) {
+    const p = pages[name];
+    console.log(
+      `  ${LABELS[name].padEnd(46)}${`${ms(p.signInMs)} (${ratio(p.signInMs, oidc.signInMs)})`.padEnd(20)}` +
+        `provider: ${p.providerCalls.length} calls, ${p.providerNavigations.length} navigations`,
+    );
+    console.log(`  ${''.padEnd(46)}calls: ${p.providerCalls.join(', ')}`);
+  }
+  console.log(
+    '\nReload of a signed-in page: time to the signed-in UI, and runs that showed a "Sign in" control',
+  );
+  for (const name of SIGNS_IN) {
+    const p = pages[name];
+    console.log(
+      `  ${LABELS[name].padEnd(46)}${ms(p.reloadSignedInMs).padEnd(20)}signed-out UI shown in ${p.reloadShowedSignedOut} of ${RUNS}`,
+    );
+  }
+  console.log(
+    `\nGoals: FCP ${ratio(pages.gatehouse.fcpMs, bare.fcpMs)} (<= 1.10), JS ${ratio(pages.gatehouse.jsBeforePaintGzipBytes, bare.jsBeforePaintGzipBytes)} (<= 1.5), ` +
+      `sign-in ${ratio(pages.gatehouse.signInMs, oidc.signInMs)} (<= 1.20), provider calls ${pages.gatehouse.providerCalls.length} vs ${oidc.providerCalls.length}, ` +
+      `reload flashes ${pages.gatehouse.reloadShowedSignedOut} (0)`,
+  );
+  return { runs: RUNS, pages };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -47,6 +47,35 @@ test('a newcomer signs in, stays signed in across a reload, and no code or state
   await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
 });
 
+test('a reload of a signed-in page never shows the signed-out UI, not even for a frame', async ({ page }) => {
+  await page.goto('/');
+  await signIn(page);
+  await page.goto('/profile');
+  await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  // From the reloaded page's first byte: every "Sign in" control and every "Checking your session"
+  // placeholder that is ever rendered, and whether the signed-in name was there.
+  await page.addInitScript(() => {
+    const seen: string[] = [];
+    (window as unknown as { renderedWhileReloading: string[] }).renderedWhileReloading = seen;
+    new MutationObserver(() => {
+      for (const element of Array.from(document.querySelectorAll('button, a, [aria-busy="true"]'))) {
+        const text = element.textContent?.trim() ?? '';
+        if (text === 'Sign in' || text.startsWith('Checking your session')) seen.push(text);
+      }
+      if (document.querySelector('[data-testid="display-name"]')) seen.push('signed in');
+    }).observe(document, { childList: true, subtree: true, characterData: true });
+  });
+  for (const path of ['/', '/profile']) {
+    await page.goto(path);
+    await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+    const seen = await page.evaluate(
+      () => (window as unknown as { renderedWhileReloading: string[] }).renderedWhileReloading,
+    );
+    expect(seen).toContain('signed in');
+    expect(seen.filter((text) => text !== 'signed in')).toEqual([]);
+  }
+});
+
 test('the profile shows who the user is, when the session renews, and what the API sees', async ({
   page,
 }) => {

@@ -8,7 +8,8 @@ import {
   type ReactNode,
 } from 'react';
 import { afterFirstPaint } from '../shared/after-first-paint';
-import type { AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
+import type { AuthSession, AuthState, AuthUser, CallbackResult, SignOutOutcome } from './auth-state';
+import { readSessionHint } from './session-hint';
 
 export interface Auth {
   state: AuthState;
@@ -17,6 +18,8 @@ export interface Auth {
   completeSignIn: (url: string) => Promise<CallbackResult>;
   /** A fresh access token for Gatehouse's own API, or null when signed out. */
   getAccessToken: () => Promise<string | null>;
+  /** Renews the tokens now (after the API refused one with 401); getAccessToken then has the new one. */
+  renew: () => Promise<void>;
 }
 
 const AuthContext = createContext<Auth | null>(null);
@@ -32,22 +35,38 @@ const loadFailedState: AuthState = {
 const noSubscription = () => () => {};
 
 let defaultSession: Promise<AuthSession> | undefined;
-/** The OIDC code is a chunk of its own, fetched after the first paint (and only once per page). */
+/**
+ * The OIDC code is a chunk of its own, fetched after the first paint (and only once per page), except
+ * on the redirect URI: there the token exchange is the page's whole purpose, and it starts at once.
+ */
 function loadDefaultSession(): Promise<AuthSession> {
-  defaultSession ??= new Promise<void>((resolve) => afterFirstPaint(resolve))
+  const urgent = window.location.pathname === '/callback';
+  defaultSession ??= (urgent ? Promise.resolve() : new Promise<void>((resolve) => afterFirstPaint(resolve)))
     .then(() => import('./oidc-session'))
     .then((module) => module.createAuthSession());
   return defaultSession;
 }
 
+/** The signed-in user the last page of this tab knew, for the first render (see session-hint.ts). */
+function defaultInitialUser(): AuthUser | null {
+  return typeof window === 'undefined' ? null : readSessionHint(window.sessionStorage, Date.now());
+}
+
 export function AuthProvider({
   children,
   loadSession = loadDefaultSession,
+  initialUser = defaultInitialUser,
 }: {
   children: ReactNode;
   loadSession?: () => Promise<AuthSession>;
+  /** Who to show as signed in until the session has loaded; null shows `loading`. */
+  initialUser?: () => AuthUser | null;
 }) {
   const [session, setSession] = useState<AuthSession | null>(null);
+  const [initialState] = useState<AuthState>(() => {
+    const user = initialUser();
+    return user ? { status: 'signed-in', user } : loadingState;
+  });
   const [loadFailed, setLoadFailed] = useState(false);
 
   useEffect(() => {
@@ -63,7 +82,7 @@ export function AuthProvider({
 
   const sessionState = useSyncExternalStore(
     session?.subscribe ?? noSubscription,
-    () => session?.getState() ?? loadingState,
+    () => session?.getState() ?? initialState,
   );
   const state = loadFailed ? loadFailedState : sessionState;
 
@@ -75,6 +94,7 @@ export function AuthProvider({
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
       getAccessToken: async () => (await loadSession()).getAccessToken(),
+      renew: async () => (await loadSession()).renew(),
     }),
     [loadSession],
   );

@@ -5,6 +5,8 @@ export type AuthErrorCode =
   | 'issuer_mismatch'
   | 'id_token_invalid'
   | 'userinfo_mismatch'
+  | 'userinfo_failed'
+  | 'response_invalid'
   | 'token_request_failed'
   | 'provider_unreachable'
   | 'renewal_failed'

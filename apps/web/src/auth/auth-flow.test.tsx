@@ -3,7 +3,7 @@ import { StrictMode } from 'react';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
 import { describe, expect, it, vi } from 'vitest';
-import { AuthProvider } from './auth-context';
+import { AuthProvider, useAuth } from './auth-context';
 import type { AuthSession, AuthState, CallbackResult } from './auth-state';
 import { CallbackPage } from './callback-page';
 import { RequireAuth } from './require-auth';
@@ -16,6 +16,7 @@ function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): Au
     signOut: vi.fn(() => Promise.resolve('leaving' as const)),
     completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
     getAccessToken: vi.fn(() => Promise.resolve(null)),
+    renew: vi.fn(() => Promise.resolve()),
     ...overrides,
   };
 }
@@ -159,5 +160,50 @@ describe('CallbackPage', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(screen.getByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
     expect(location.history).not.toContain('/');
+  });
+});
+
+describe('AuthProvider before the session has loaded', () => {
+  const alice = {
+    issuer: 'http://localhost:3001',
+    sub: 'alice',
+    name: 'Alice',
+    email: undefined,
+    roles: ['member'],
+    expiresAt: Math.floor(Date.now() / 1000) + 300,
+    renewsAt: null,
+  };
+
+  function StatusProbe() {
+    const { state } = useAuth();
+    return <p>{state.status === 'signed-in' ? `signed in as ${state.user.name}` : state.status}</p>;
+  }
+
+  it('shows the user the last page of this tab knew, so a reload paints no signed-out UI', () => {
+    render(
+      <AuthProvider loadSession={() => new Promise<AuthSession>(() => {})} initialUser={() => alice}>
+        <StatusProbe />
+      </AuthProvider>,
+    );
+    expect(screen.getByText('signed in as Alice')).toBeTruthy();
+  });
+
+  it('shows loading, never signed out, without such a user', () => {
+    render(
+      <AuthProvider loadSession={() => new Promise<AuthSession>(() => {})} initialUser={() => null}>
+        <StatusProbe />
+      </AuthProvider>,
+    );
+    expect(screen.getByText('loading')).toBeTruthy();
+  });
+
+  it('follows the session once it has loaded', async () => {
+    const session = fakeSession({ status: 'signed-out' });
+    render(
+      <AuthProvider loadSession={() => Promise.resolve(session)} initialUser={() => alice}>
+        <StatusProbe />
+      </AuthProvider>,
+    );
+    expect(await screen.findByText('signed-out')).toBeTruthy();
   });
 });

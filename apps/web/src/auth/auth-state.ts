@@ -48,4 +48,6 @@ export interface AuthSession {
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   getAccessToken: () => Promise<string | null>;
+  /** Renews the tokens now, e.g. after the API refused the access token (401); never throws. */
+  renew: () => Promise<void>;
 }

@@ -24,7 +24,7 @@ function jwksServing(...documents: JWK[][]) {
   let fetches = 0;
   const cache = new JwksCache(
     () => Promise.resolve('https://idp.example.com/jwks'),
-    () => Promise.resolve({ keys: documents[Math.min(fetches++, documents.length - 1)] }),
+    () => Promise.resolve(Response.json({ keys: documents[Math.min(fetches++, documents.length - 1)] })),
   );
   return { cache, fetches: () => fetches };
 }
@@ -79,9 +79,9 @@ describe('validateIdToken', () => {
     });
   });
 
-  it('fetches the JWKS again, once, for an unknown key id (rotation)', async () => {
+  it('fetches the JWKS again, at once, for an unknown key id (rotation just after a prefetch)', async () => {
     const { cache, fetches } = jwksServing([publicJwk], [publicJwk, rotatedJwk]);
-    await validateIdToken(await idToken(), cache, expected);
+    await cache.prefetch();
     expect(fetches()).toBe(1);
     await validateIdToken(await idToken({}, { signWith: rotatedKey, kid: 'k2' }), cache, expected);
     expect(fetches()).toBe(2);
@@ -94,6 +94,24 @@ describe('validateIdToken', () => {
       /key the provider does not publish/,
     );
     expect(fetches()).toBe(2);
+  });
+
+  it('prefetches the keys once, so the token check that follows fetches nothing', async () => {
+    const { cache, fetches } = jwksServing([publicJwk]);
+    await cache.prefetch();
+    await cache.prefetch();
+    await validateIdToken(await idToken(), cache, expected);
+    expect(fetches()).toBe(1);
+  });
+
+  it("says the provider's keys could not be fetched when the JWKS endpoint fails", async () => {
+    const cache = new JwksCache(
+      () => Promise.resolve('https://idp.example.com/jwks'),
+      () => Promise.resolve(new Response('down', { status: 503 })),
+    );
+    await expect(validateIdToken(await idToken(), cache, expected)).rejects.toThrow(
+      /signing keys could not be fetched/,
+    );
   });
 
   it('uses the only key when the token has no kid', async () => {

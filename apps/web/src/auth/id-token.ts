@@ -1,49 +1,65 @@
-import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwtVerify,
+  type FetchImplementation,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { AuthError } from './auth-error';
 
 /**
- * Caches the provider's JWKS and fetches it again once when a token names a key it does not hold
- * (key rotation). A token without `kid` verifies against the only matching key.
+ * The provider's keys, through jose's remote key set (cached, fetched again once when a token names a key
+ * it does not hold), created once discovery has named the `jwks_uri`. jose's 30 s cooldown between such
+ * fetches is off: the keys are often fetched during the code exchange (see oidc-session.ts), just before
+ * a token signed with a key the provider publishes only once it is in use, and tokens reach this check
+ * from the provider's token endpoint alone, so no third party can make it fetch at will.
  */
 export class JwksCache {
-  private keys: Promise<JSONWebKeySet> | undefined;
+  private keySet: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
 
   constructor(
     private readonly jwksUri: () => Promise<string>,
-    private readonly fetchJson: (url: string) => Promise<unknown> = defaultFetchJson,
+    private readonly fetchImpl?: FetchImplementation,
   ) {}
 
-  private load(force: boolean): Promise<JSONWebKeySet> {
-    if (force || !this.keys) {
-      this.keys = this.jwksUri()
-        .then((uri) => this.fetchJson(uri))
-        .then((body) => {
-          if (!body || typeof body !== 'object' || !Array.isArray((body as JSONWebKeySet).keys)) {
-            throw new TypeError('The JWKS document has no keys array.');
-          }
-          return body as JSONWebKeySet;
-        });
-      this.keys.catch(() => (this.keys = undefined));
-    }
-    return this.keys;
+  private keys(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    this.keySet ??= this.jwksUri().then((uri) =>
+      createRemoteJWKSet(new URL(uri), {
+        cooldownDuration: 0,
+        ...(this.fetchImpl ? { [customFetch]: this.fetchImpl } : {}),
+      }),
+    );
+    this.keySet.catch(() => (this.keySet = undefined));
+    return this.keySet;
+  }
+
+  /** Fetches the keys now (while the token request is under way), unless they are fresh already. */
+  async prefetch(): Promise<void> {
+    const keys = await this.keys();
+    if (!keys.fresh) await keys.reload();
   }
 
   async verify(token: string, options: Parameters<typeof jwtVerify>[2]) {
-    const attempt = async (force: boolean) =>
-      jwtVerify(token, createLocalJWKSet(await this.load(force)), options);
-    try {
-      return await attempt(false);
-    } catch (error) {
-      if (error instanceof errors.JWKSNoMatchingKey) return attempt(true);
-      throw error;
-    }
+    const keys = await this.keys();
+    const getKey: JWTVerifyGetKey = async (header, jws) => {
+      try {
+        return await keys(header, jws);
+      } catch (error) {
+        if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+          throw error;
+        }
+        throw new KeysUnavailableError('The JWKS could not be fetched.', { cause: error });
+      }
+    };
+    return jwtVerify(token, getKey, options);
   }
 }
 
-async function defaultFetchJson(url: string): Promise<unknown> {
-  const response = await fetch(url, { credentials: 'omit' });
-  if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
-  return response.json();
+/** The key set could not be had (network, status, not a JWKS): not the token's fault. */
+class KeysUnavailableError extends Error {
+  override readonly name = 'KeysUnavailableError';
 }
 
 export interface IdTokenExpectations {
@@ -98,6 +114,7 @@ export async function validateIdToken(
 }
 
 function reason(error: unknown): string {
+  if (error instanceof KeysUnavailableError) return "the provider's signing keys could not be fetched";
   if (error instanceof errors.JWTExpired) return 'it has expired';
   if (error instanceof errors.JWTClaimValidationFailed) {
     switch (error.claim) {
@@ -120,5 +137,5 @@ function reason(error: unknown): string {
     return 'it names no key and the provider publishes several';
   if (error instanceof errors.JOSEAlgNotAllowed) return 'it uses a signing algorithm that is not allowed';
   if (error instanceof errors.JOSEError) return 'it is malformed';
-  return "the provider's signing keys could not be fetched";
+  return 'it could not be checked';
 }

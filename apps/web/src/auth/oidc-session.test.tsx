@@ -1,6 +1,7 @@
 import { render, screen, waitFor } from '@testing-library/react';
 import {
   ErrorResponse,
+  ErrorTimeout,
   MetadataService,
   OidcClient,
   SigninResponse,
@@ -14,6 +15,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AuthProvider } from './auth-context';
 import { CallbackPage } from './callback-page';
 import type * as IdToken from './id-token';
+import * as IdTokenModule from './id-token';
+import { AuthError } from './auth-error';
 import { OidcSession, toAuthError } from './oidc-session';
 
 vi.mock('./id-token', async (importOriginal) => ({
@@ -31,14 +34,44 @@ const config = {
   extraQueryParams: {},
 };
 
-function newSession(href = 'http://localhost:3000/') {
+function newSession(href = 'http://localhost:3000/', tokenStore: 'session' | 'memory' = 'session') {
   const environment = {
     location: { origin: 'http://localhost:3000', href, assign: vi.fn<(url: string) => void>() },
     replaceUrl: vi.fn<(url: string) => void>(),
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
   };
-  return Object.assign(new OidcSession(config, environment), { environment });
+  return Object.assign(new OidcSession({ ...config, tokenStore }, environment), { environment });
+}
+
+/**
+ * A provider that has answered the callback's code: discovery, the token response oidc-client-ts
+ * returns (it is stubbed), and the UserInfo endpoint behind a stubbed fetch.
+ */
+function answeredCallback(
+  userInfo: Record<string, unknown> = { sub: 'alice', name: 'Alice', roles: ['member'] },
+) {
+  vi.spyOn(MetadataService.prototype, 'getMetadata').mockResolvedValue({
+    issuer: AUTHORITY,
+    userinfo_endpoint: `${AUTHORITY}/me`,
+  });
+  vi.spyOn(OidcClient.prototype, 'readSigninResponseState').mockResolvedValue({
+    state: { data: { returnTo: '/profile', nonce: 'n-1' } } as unknown as SigninState,
+    response: new SigninResponse(new URLSearchParams()),
+  });
+  const response = Object.assign(new SigninResponse(new URLSearchParams('code=c&state=s')), {
+    id_token: 'header.payload.signature',
+    access_token: 'at',
+    refresh_token: 'rt',
+    token_type: 'Bearer',
+    scope: config.scope,
+    profile: { sub: 'alice' },
+    expires_in: 300,
+  });
+  const exchange = vi.spyOn(OidcClient.prototype, 'processSigninResponse').mockResolvedValue(response);
+  const fetch = vi.fn<typeof globalThis.fetch>(() => Promise.resolve(Response.json(userInfo)));
+  vi.stubGlobal('fetch', fetch);
+  return { exchange, fetch };
 }
 
 afterEach(() => {
@@ -85,21 +118,7 @@ function provider({
 
 describe('OidcSession.completeSignIn', () => {
   it('processes the callback exactly once under React StrictMode', async () => {
-    vi.spyOn(MetadataService.prototype, 'getIssuer').mockResolvedValue(AUTHORITY);
-    vi.spyOn(OidcClient.prototype, 'readSigninResponseState').mockResolvedValue({
-      state: { nonce: 'n-1', data: { returnTo: '/profile' } } as unknown as SigninState,
-      response: new SigninResponse(new URLSearchParams()),
-    });
-    const response = Object.assign(new SigninResponse(new URLSearchParams('code=c&state=s')), {
-      id_token: 'header.payload.signature',
-      access_token: 'at',
-      refresh_token: 'rt',
-      token_type: 'Bearer',
-      scope: config.scope,
-      profile: { sub: 'alice', name: 'Alice', roles: ['member'] },
-      expires_in: 300,
-    });
-    const exchange = vi.spyOn(OidcClient.prototype, 'processSigninResponse').mockResolvedValue(response);
+    const { exchange, fetch } = answeredCallback();
 
     window.history.replaceState(null, '', '/callback?code=c&state=s');
     const session = newSession();
@@ -122,6 +141,43 @@ describe('OidcSession.completeSignIn', () => {
     });
     expect(window.sessionStorage.getItem('gatehouse.session')).toContain('"access_token":"at"');
     expect(screen.queryByText('Sign-in failed')).toBeNull();
+    const userInfoCalls = fetch.mock.calls.filter(([url]) => url === `${AUTHORITY}/me`);
+    expect(userInfoCalls).toHaveLength(1);
+    expect(new Headers(userInfoCalls[0]?.[1]?.headers).get('Authorization')).toBe('Bearer at');
+  });
+
+  it("keeps no session when the user info is another user's", async () => {
+    answeredCallback({ sub: 'mallory', name: 'Mallory' });
+    const session = newSession('http://localhost:3000/callback?code=c&state=s');
+    const result = await session.completeSignIn('http://localhost:3000/callback?code=c&state=s');
+    expect(result).toMatchObject({ ok: false, error: { code: 'userinfo_mismatch' } });
+    expect(window.sessionStorage.getItem('gatehouse.session')).toBeNull();
+    expect(window.sessionStorage.getItem('gatehouse.session.user')).toBeNull();
+  });
+
+  it('checks the nonce kept in its own state, not in oidc-client-ts', async () => {
+    answeredCallback();
+    const session = newSession();
+    await session.completeSignIn('http://localhost:3000/callback?code=c&state=s');
+    expect(vi.mocked(IdTokenModule.validateIdToken).mock.calls.at(-1)?.[2]).toMatchObject({ nonce: 'n-1' });
+  });
+
+  it('leaves the hint of who is signed in beside the tokens, and takes it away at sign-out', async () => {
+    answeredCallback();
+    const session = newSession();
+    await session.completeSignIn('http://localhost:3000/callback?code=c&state=s');
+    expect(JSON.parse(window.sessionStorage.getItem('gatehouse.session.user') ?? 'null')).toMatchObject({
+      sub: 'alice',
+      name: 'Alice',
+    });
+    await session.signOut();
+    expect(window.sessionStorage.getItem('gatehouse.session.user')).toBeNull();
+  });
+
+  it('waits for the callback rather than for other tabs on the redirect URI', async () => {
+    const session = newSession('http://localhost:3000/callback?code=c&state=s');
+    await session.start();
+    expect(session.getState()).toEqual({ status: 'loading' });
   });
 
   it('keeps no session when the state is unknown (replayed or forged)', async () => {
@@ -142,14 +198,54 @@ describe('OidcSession.completeSignIn', () => {
 });
 
 describe('toAuthError', () => {
-  it('explains failures in one sentence each', () => {
-    expect(toAuthError(new TypeError('Failed to fetch')).code).toBe('provider_unreachable');
+  it.each([
+    ['a fetch that could not be made', new TypeError('Failed to fetch'), 'provider_unreachable'],
+    ["oidc-client-ts's timeout", new ErrorTimeout('Network timed out'), 'provider_unreachable'],
+    [
+      "the token endpoint's refusal",
+      new ErrorResponse({ error: 'invalid_grant' }, new URLSearchParams('grant_type=authorization_code')),
+      'token_request_failed',
+    ],
+    ["the authorization endpoint's refusal", new ErrorResponse({ error: 'access_denied' }), 'provider_error'],
+    ['one of our own', new AuthError('issuer_mismatch', 'Another issuer.'), 'issuer_mismatch'],
+    // Whatever the text says: a plain Error is oidc-client-ts refusing the provider's answer.
+    ['a plain Error', new Error('subject from UserInfo response does not match'), 'response_invalid'],
+  ])('maps %s by its type and code', (_what, error, code) => {
+    expect(toAuthError(error).code).toBe(code);
+  });
+
+  it("says which answer of the provider's refused the sign-in", () => {
+    expect(toAuthError(new ErrorResponse({ error: 'access_denied' })).message).toMatch(/access was denied/);
     expect(
-      toAuthError(new Error('subject from UserInfo response does not match subject in ID Token')).code,
-    ).toBe('userinfo_mismatch');
-    expect(
-      toAuthError(new Error('nonce in id_token does not match nonce in client storage')).message,
-    ).toMatch(/nonce does not match/);
+      toAuthError(new ErrorResponse({ error: 'invalid_grant' }, new URLSearchParams('code=c'))).message,
+    ).toMatch(/refused to issue tokens \(invalid_grant\)/);
+  });
+});
+
+describe('the memory token store', () => {
+  it('keeps tokens out of sessionStorage and shares them with a new tab that asks', async () => {
+    // A channel of this test's own: sessions of earlier tests are still listening on the real one.
+    const Channel = BroadcastChannel;
+    vi.stubGlobal(
+      'BroadcastChannel',
+      class extends Channel {
+        constructor() {
+          super('memory-store-test');
+        }
+      },
+    );
+    answeredCallback({ sub: 'alice', name: 'Alice in memory' });
+    const first = newSession('http://localhost:3000/', 'memory');
+    await first.start();
+    await first.completeSignIn('http://localhost:3000/callback?code=c&state=s');
+    expect(first.getState().status).toBe('signed-in');
+    expect(window.sessionStorage.getItem('gatehouse.session')).toBeNull();
+    expect(window.sessionStorage.getItem('gatehouse.session.user')).toBeNull();
+
+    const second = newSession('http://localhost:3000/', 'memory');
+    await second.start();
+    expect(second.getState()).toMatchObject({ status: 'signed-in', user: { name: 'Alice in memory' } });
+    await expect(second.getAccessToken()).resolves.toBe('at');
   });
 });
 

@@ -1,10 +1,11 @@
+import { base64url } from 'jose';
 import {
   ErrorResponse,
-  ErrorTimeout,
   InMemoryWebStorage,
   OidcClient,
   User,
   WebStorageStateStore,
+  type OidcMetadata,
   type SigninResponse,
 } from 'oidc-client-ts';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
@@ -21,15 +22,14 @@ import { JwksCache, validateIdToken } from './id-token';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
 import { revokeRefreshToken } from './revocation';
+import { writeSessionHint } from './session-hint';
 import { TabSync, type TabMessage } from './tab-sync';
+import { isTransient, TokenRenewal } from './token-renewal';
+import { fetchUserInfo } from './userinfo';
 
 type OidcConfig = RuntimeConfig['oidc'];
 
 const USER_KEY = 'gatehouse.session';
-/** Renew this long before the access token expires (or at half its remaining life, if shorter). */
-const RENEW_MARGIN_SECONDS = 60;
-/** A renewal that failed for want of a network is tried again after this long. */
-const RENEW_RETRY_MS = 10_000;
 /** How long a new tab waits for another tab to share its session. */
 const SESSION_ASK_MS = 150;
 /**
@@ -81,6 +81,8 @@ export async function createAuthSession(): Promise<AuthSession> {
     );
   }
   const session = new OidcSession(config, browserEnvironment());
+  // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
+  session.prefetchDiscovery();
   await session.start();
   return session;
 }
@@ -94,6 +96,7 @@ function unavailableSession(error: AuthError): AuthSession {
     signOut: () => Promise.resolve('signed-out'),
     completeSignIn: () => Promise.resolve({ ok: false, error: { code: error.code, message: error.message } }),
     getAccessToken: () => Promise.resolve(null),
+    renew: () => Promise.resolve(),
   };
 }
 
@@ -111,10 +114,9 @@ export class OidcSession implements AuthSession {
   private readonly tokens: Storage;
   private readonly jwks: JwksCache;
   private readonly sync: TabSync;
+  private readonly renewal: TokenRenewal<User>;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
-  private renewTimer: ReturnType<typeof setTimeout> | undefined;
-  private renewing: Promise<void> | undefined;
-  private renewsAt: number | null = null;
+  private discovery: Promise<Partial<OidcMetadata>> | undefined;
 
   constructor(
     private readonly config: OidcConfig,
@@ -128,7 +130,8 @@ export class OidcSession implements AuthSession {
       post_logout_redirect_uri: `${env.location.origin}/`,
       response_type: 'code',
       scope: config.scope,
-      loadUserInfo: true,
+      // Read here, beside the ID token's check rather than after it, and with a typed error (userinfo.ts).
+      loadUserInfo: false,
       extraQueryParams: config.extraQueryParams,
       // PKCE verifier and state live in this tab only, and only until the callback.
       stateStore: new WebStorageStateStore({ store: env.sessionStorage, prefix: STATE_PREFIX }),
@@ -136,16 +139,66 @@ export class OidcSession implements AuthSession {
       requestTimeoutInSeconds: 10,
       staleStateAgeInSeconds: 600,
     });
-    this.jwks = new JwksCache(() => this.client.metadataService.getKeysEndpoint(false));
+    this.jwks = new JwksCache(async () => {
+      await this.metadata();
+      return this.client.metadataService.getKeysEndpoint(false);
+    });
     this.sync = new TabSync((message) => this.onTabMessage(message));
+    this.renewal = new TokenRenewal<User>(
+      {
+        current: () => this.user,
+        refresh: (user) => this.refresh(user),
+        renewed: (user) => {
+          this.store(user);
+          this.sync.post({ type: 'session', user: user.toStorageString() });
+        },
+        failed: () => {
+          const notice: AuthNotice = {
+            code: 'renewal_failed',
+            message:
+              'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
+          };
+          this.forget({ status: 'signed-out', notice });
+          this.sync.post({ type: 'session', user: null, notice });
+        },
+        askLeader: () => this.sync.post({ type: 'renew-request' }),
+        now: () => this.env.now(),
+      },
+      this.sync,
+    );
   }
 
+  /**
+   * A session of this tab, else one another tab shares. On the redirect URI the state stays `loading`
+   * instead: the callback brings the session, and asking the other tabs would only delay it.
+   */
   async start(): Promise<void> {
     await this.finishSignOut();
-    const stored = this.tokens.getItem(USER_KEY) ?? (await this.sync.askForSession(SESSION_ASK_MS));
+    const stored = this.tokens.getItem(USER_KEY);
     if (stored) this.adopt(stored);
-    else this.setState({ status: 'signed-out' });
-    this.sync.electLeader(() => this.scheduleRenewal());
+    else if (!this.onCallback()) {
+      const shared = await this.sync.askForSession(SESSION_ASK_MS);
+      if (shared) this.adopt(shared);
+      else this.setState({ status: 'signed-out' });
+    }
+    this.renewal.start();
+  }
+
+  /** Fetches discovery (once; a failure is tried again when it is next needed). */
+  prefetchDiscovery(): void {
+    this.metadata().catch(() => undefined);
+  }
+
+  /** OpenID Connect Discovery 1.0, 4: fetched once per page, however many steps ask for it at once. */
+  private metadata(): Promise<Partial<OidcMetadata>> {
+    const discovery = (this.discovery ??= this.client.metadataService.getMetadata());
+    discovery.catch(() => (this.discovery = undefined));
+    return discovery;
+  }
+
+  private onCallback(): boolean {
+    const url = new URL(this.env.location.href);
+    return url.pathname === '/callback' && (url.searchParams.has('code') || url.searchParams.has('error'));
   }
 
   getState = (): AuthState => this.state;
@@ -158,13 +211,16 @@ export class OidcSession implements AuthSession {
   async signIn(returnTo: string): Promise<void> {
     try {
       await this.checkIssuer();
-      const metadata = await this.client.metadataService.getMetadata();
+      const metadata = await this.metadata();
       const scope = requestedScope(this.config.scope, metadata.scopes_supported, this.refusedScopes());
+      // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
+      // is ours (id-token.ts), with its own typed error.
+      const nonce = randomToken();
       const request = await this.client.createSigninRequest({
         request_type: 'si:r',
         scope,
-        nonce: randomToken(),
-        state: { returnTo: safeReturnTo(returnTo), scope },
+        extraQueryParams: { ...this.config.extraQueryParams, nonce },
+        state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
       this.env.location.assign(request.url);
     } catch (error) {
@@ -192,8 +248,8 @@ export class OidcSession implements AuthSession {
       let nonce: string | undefined;
       try {
         const { state } = await this.client.readSigninResponseState(url);
-        nonce = state.nonce;
-        const data = state.data as { returnTo?: unknown; scope?: unknown } | undefined;
+        const data = state.data as { returnTo?: unknown; scope?: unknown; nonce?: unknown } | undefined;
+        nonce = typeof data?.nonce === 'string' ? data.nonce : state.nonce;
         returnTo = safeReturnTo(data?.returnTo);
         requested = typeof data?.scope === 'string' ? data.scope : '';
       } catch (cause) {
@@ -204,16 +260,21 @@ export class OidcSession implements AuthSession {
         );
       }
       await this.checkIssuer();
+      // The keys come while the code is exchanged, so checking the ID token adds no round trip after it.
+      this.jwks.prefetch().catch(() => undefined);
       const response = await this.client.processSigninResponse(url);
       if (!response.id_token) {
         throw new AuthError('id_token_invalid', 'The identity provider did not return an ID token.');
       }
-      const claims = await validateIdToken(response.id_token, this.jwks, {
-        issuer: this.config.authority,
-        clientId: this.config.clientId,
-        ...(nonce === undefined ? {} : { nonce }),
-      });
-      const user = this.userFrom(response, claims.sub);
+      const [claims, userInfo] = await Promise.all([
+        validateIdToken(response.id_token, this.jwks, {
+          issuer: this.config.authority,
+          clientId: this.config.clientId,
+          ...(nonce === undefined ? {} : { nonce }),
+        }),
+        this.userInfo(response),
+      ]);
+      const user = this.userFrom(response, claims.sub, userInfo);
       this.store(user);
       this.sync.post({ type: 'session', user: user.toStorageString() });
       return { ok: true, returnTo };
@@ -297,13 +358,14 @@ export class OidcSession implements AuthSession {
   }
 
   async getAccessToken(): Promise<string | null> {
-    const user = this.user;
-    if (!user) return null;
-    if ((user.expires_in ?? 0) <= 5) {
-      if (this.sync.leader) await this.renew();
-      else await this.askLeaderToRenew();
-    }
+    await this.renewal.ensureFresh();
     return this.user?.access_token ?? null;
+  }
+
+  /** Renews the tokens now (in the leader tab); for an API call the server refused with 401. */
+  async renew(): Promise<void> {
+    if (this.sync.leader) await this.renewal.renew();
+    else await this.renewal.ensureFresh();
   }
 
   // --- internals ---
@@ -350,7 +412,7 @@ export class OidcSession implements AuthSession {
 
   /** OpenID Connect Discovery 1.0, 4.3: the issuer in the document must equal the configured authority. */
   private async checkIssuer(): Promise<void> {
-    const issuer = await this.client.metadataService.getIssuer();
+    const { issuer } = await this.metadata();
     if (issuer !== this.config.authority) {
       throw new AuthError(
         'issuer_mismatch',
@@ -359,7 +421,15 @@ export class OidcSession implements AuthSession {
     }
   }
 
-  private userFrom(response: SigninResponse, sub: string): User {
+  /** The UserInfo claims, when the provider has the endpoint and issued an access token. */
+  private async userInfo(response: SigninResponse): Promise<Record<string, unknown>> {
+    const endpoint = (await this.metadata()).userinfo_endpoint;
+    const sub = response.profile.sub;
+    if (!endpoint || !response.access_token || typeof sub !== 'string') return {};
+    return fetchUserInfo(endpoint, response.access_token, sub);
+  }
+
+  private userFrom(response: SigninResponse, sub: string, userInfo: Record<string, unknown> = {}): User {
     return new User({
       id_token: response.id_token,
       session_state: response.session_state,
@@ -367,7 +437,7 @@ export class OidcSession implements AuthSession {
       refresh_token: response.refresh_token,
       token_type: response.token_type,
       scope: response.scope,
-      profile: { ...response.profile, sub },
+      profile: { ...response.profile, ...userInfo, sub },
       expires_at: response.expires_at,
     });
   }
@@ -387,16 +457,21 @@ export class OidcSession implements AuthSession {
   private store(user: User): void {
     this.user = user;
     this.tokens.setItem(USER_KEY, user.toStorageString());
-    this.scheduleRenewal();
-    this.setState({ status: 'signed-in', user: this.describe(user) });
+    this.renewal.schedule();
+    const described = this.describe(user);
+    // Only where the tokens themselves survive a reload: the memory store keeps nothing in storage.
+    if (this.config.tokenStore === 'session') writeSessionHint(this.env.sessionStorage, described);
+    this.setState({ status: 'signed-in', user: described });
+    this.renewal.sessionChanged();
   }
 
   private forget(state: AuthState): void {
-    clearTimeout(this.renewTimer);
-    this.renewsAt = null;
+    this.renewal.stop();
     this.user = null;
     this.tokens.removeItem(USER_KEY);
+    writeSessionHint(this.env.sessionStorage, null);
     this.setState(state);
+    this.renewal.sessionChanged();
   }
 
   private describe(user: User): AuthUser {
@@ -410,7 +485,7 @@ export class OidcSession implements AuthSession {
       email: text(profile.email),
       roles: Array.isArray(roles) ? roles.filter((role): role is string => typeof role === 'string') : [],
       expiresAt: user.expires_at ?? 0,
-      renewsAt: this.renewsAt,
+      renewsAt: this.renewal.renewsAt,
     };
   }
 
@@ -426,90 +501,38 @@ export class OidcSession implements AuthSession {
         if (this.user) this.sync.post({ type: 'session', user: this.user.toStorageString() });
         break;
       case 'renew-request':
-        if (this.sync.leader) void this.renew();
+        this.renewal.onRenewRequest();
         break;
     }
   }
 
-  private scheduleRenewal(): void {
-    clearTimeout(this.renewTimer);
-    const user = this.user;
-    if (!user?.refresh_token || user.expires_at === undefined) {
-      this.renewsAt = null;
-      return;
-    }
-    const now = this.env.now() / 1000;
-    const remaining = user.expires_at - now;
-    const at = user.expires_at - Math.min(RENEW_MARGIN_SECONDS, Math.max(remaining / 2, 0));
-    this.renewsAt = Math.round(at);
-    if (this.sync.leader) {
-      this.renewTimer = setTimeout(() => void this.renew(), Math.max(0, (at - now) * 1000));
-    }
-  }
-
-  private renew(): Promise<void> {
-    this.renewing ??= this.renewNow().finally(() => (this.renewing = undefined));
-    return this.renewing;
-  }
-
-  private async renewNow(): Promise<void> {
-    const user = this.user;
-    if (!user?.refresh_token) return;
-    try {
-      const response = await this.client.useRefreshToken({
-        state: {
-          refresh_token: user.refresh_token,
-          id_token: user.id_token,
-          session_state: user.session_state,
-          scope: user.scope,
-          profile: user.profile,
-        },
-        timeoutInSeconds: 10,
-      });
-      if (response.id_token && response.id_token !== user.id_token) {
-        await validateIdToken(response.id_token, this.jwks, {
-          issuer: this.config.authority,
-          clientId: this.config.clientId,
-          subject: user.profile.sub,
-        });
-      }
-      const renewed = this.userFrom(
-        Object.assign(response, { refresh_token: response.refresh_token ?? user.refresh_token }),
-        user.profile.sub,
-      );
-      if (this.user !== user) return; // signed out meanwhile
-      this.store(renewed);
-      this.sync.post({ type: 'session', user: renewed.toStorageString() });
-    } catch (error) {
-      if (this.user !== user) return;
-      const transient = error instanceof ErrorTimeout || error instanceof TypeError;
-      if (transient && !user.expired) {
-        this.renewTimer = setTimeout(() => void this.renew(), RENEW_RETRY_MS);
-        return;
-      }
-      const notice: AuthNotice = {
-        code: 'renewal_failed',
-        message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
-      };
-      this.forget({ status: 'signed-out', notice });
-      this.sync.post({ type: 'session', user: null, notice });
-    }
-  }
-
-  /** A follower tab never spends the refresh token itself: it asks the leader and waits for the result. */
-  private askLeaderToRenew(): Promise<void> {
-    return new Promise((resolve) => {
-      const stop = this.subscribe(() => {
-        stop();
-        clearTimeout(timer);
-        resolve();
-      });
-      const timer = setTimeout(() => {
-        stop();
-        resolve();
-      }, 10_000);
-      this.sync.post({ type: 'renew-request' });
+  /** Spends the refresh token (OpenID Connect Core 12) and checks a new ID token as at sign-in (12.2). */
+  private async refresh(user: User): Promise<User> {
+    const response = await this.client.useRefreshToken({
+      state: {
+        refresh_token: user.refresh_token ?? '',
+        id_token: user.id_token,
+        session_state: user.session_state,
+        scope: user.scope,
+        profile: user.profile,
+      },
+      timeoutInSeconds: 10,
     });
+    const [, userInfo] = await Promise.all([
+      response.id_token && response.id_token !== user.id_token
+        ? validateIdToken(response.id_token, this.jwks, {
+            issuer: this.config.authority,
+            clientId: this.config.clientId,
+            subject: user.profile.sub,
+          })
+        : undefined,
+      this.userInfo(response),
+    ]);
+    return this.userFrom(
+      Object.assign(response, { refresh_token: response.refresh_token ?? user.refresh_token }),
+      user.profile.sub,
+      userInfo,
+    );
   }
 }
 
@@ -523,11 +546,7 @@ function delay(ms: number): Promise<void> {
 }
 
 function randomToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes))
-    .replace(/\+/g, '-')
-    .replace(/\//g, '_')
-    .replace(/=+$/, '');
+  return base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
 }
 
 /** Maps whatever a step threw onto one sentence for the user, keeping the original as the cause. */
@@ -548,7 +567,7 @@ export function toAuthError(error: unknown): AuthError {
       { cause: error },
     );
   }
-  if (error instanceof ErrorTimeout || error instanceof TypeError) {
+  if (isTransient(error)) {
     return new AuthError(
       'provider_unreachable',
       'The identity provider could not be reached. Try again later.',
@@ -557,38 +576,11 @@ export function toAuthError(error: unknown): AuthError {
       },
     );
   }
-  const message = error instanceof Error ? error.message : String(error);
-  if (message.includes('subject from UserInfo')) {
-    return new AuthError(
-      'userinfo_mismatch',
-      "The identity provider's user info is for another user than its ID token, so sign-in was stopped.",
-      { cause: error },
-    );
-  }
-  if (message.includes('nonce')) {
-    return new AuthError(
-      'id_token_invalid',
-      "The identity provider's ID token was rejected: its nonce does not match this sign-in.",
-      { cause: error },
-    );
-  }
-  if (message.includes('missing a subject')) {
-    return new AuthError(
-      'id_token_invalid',
-      "The identity provider's ID token was rejected: its sub claim is missing or invalid.",
-      { cause: error },
-    );
-  }
-  if (/network|fetch|Failed to fetch/i.test(message)) {
-    return new AuthError(
-      'provider_unreachable',
-      'The identity provider could not be reached. Try again later.',
-      {
-        cause: error,
-      },
-    );
-  }
-  return new AuthError('token_request_failed', 'Sign-in could not be completed. Try again.', {
-    cause: error,
-  });
+  // Anything else oidc-client-ts throws is a plain Error: its own checks of the provider's answer (a
+  // token response that is not JSON, an ID token without `sub`), told apart by nothing but their text.
+  return new AuthError(
+    'response_invalid',
+    "The identity provider's answer could not be accepted, so sign-in was stopped. Try again; if it keeps happening, tell the provider's administrator.",
+    { cause: error },
+  );
 }

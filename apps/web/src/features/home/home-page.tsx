@@ -15,17 +15,19 @@ export function HomePage() {
           You are signed in as <strong>{state.user.name}</strong>. See{' '}
           <Link href="/profile">your profile</Link>.
         </p>
-      ) : (
+      ) : state.status === 'signed-out' ? (
         <p className="actions">
           <button
             type="button"
             className="button primary"
-            disabled={state.status === 'loading'}
             onClick={() => void signIn('/').catch(() => undefined)}
           >
             Sign in
           </button>
         </p>
+      ) : (
+        // While the session is still unknown: neither a sign-in button nor a name (no flash of either).
+        <p className="actions" aria-busy="true" />
       )}
     </section>
   );
