@@ -15,8 +15,9 @@ type DPoPSettings = NonNullable<OidcClientSettings['dpop']>;
 export type DpopStore = Pick<IndexedDbDPoPStore, 'get' | 'set' | 'remove' | 'getAllKeys'>;
 
 /** RFC 9449 5.1: the provider offers DPoP when its metadata lists the algorithms; we sign with ES256. */
-export function dpopOffered(metadata: { dpop_signing_alg_values_supported?: unknown }): boolean {
-  const algorithms = metadata.dpop_signing_alg_values_supported;
+export function dpopOffered(metadata: object): boolean {
+  const algorithms = (metadata as { dpop_signing_alg_values_supported?: unknown })
+    .dpop_signing_alg_values_supported;
   return Array.isArray(algorithms) && algorithms.includes('ES256');
 }
 
