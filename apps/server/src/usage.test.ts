@@ -233,7 +233,10 @@ describe('the usage API', () => {
     ]);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
-    expect(asErrorBody(missing.body).error).toBe('not_found');
+    expect(asErrorBody(missing.body)).toEqual({
+      error: 'not_found',
+      message: 'There is no session with this id.',
+    });
   });
 });
 
