@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
 import type { UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
@@ -7,7 +8,6 @@ import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy 
 import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
-import { openApiDocument } from './openapi.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
@@ -156,6 +156,7 @@ export function createApp(options: AppOptions) {
     const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
     res.json(user);
   });
+  const openApiDocument = createOpenApiDocument();
   api.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
@@ -172,7 +173,7 @@ export function createApp(options: AppOptions) {
     api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser, dpop }));
   }
   api.use((_req, res) => {
-    res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
+    res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));
   });
   app.use('/api', api);
 
@@ -217,15 +218,16 @@ export function createApp(options: AppOptions) {
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500)
       log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    res.status(status).json({
-      error: status >= 500 ? 'server_error' : 'bad_request',
-      message:
+    // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
+    res
+      .status(status)
+      .json(
         status === 503
-          ? (error as Error).message
+          ? errorBody('provider_unavailable', (error as Error).message)
           : status >= 500
-            ? 'Something went wrong on the server.'
-            : 'The request is invalid.',
-    });
+            ? errorBody('server_error', 'Something went wrong on the server.')
+            : errorBody('bad_request', 'The request is invalid.'),
+      );
   };
   app.use(onError);
   return app;

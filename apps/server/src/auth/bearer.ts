@@ -1,3 +1,4 @@
+import { errorBody, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   createRemoteJWKSet,
@@ -27,22 +28,8 @@ import {
 } from './dpop.js';
 import { notAnAccessToken } from './token-kind.js';
 
-/** How the access token was judged: locally (a JWT), or by asking the provider (an opaque token). */
-export type TokenCheck = 'jwt' | 'introspection' | 'userinfo';
-
-/** Who called the API, as handlers see it. */
-export interface ApiUser {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  roles: string[];
-  issuer: string;
-  /** The token's expiry (seconds since the epoch); null when the provider did not say (userinfo). */
-  expiresAt: number | null;
-  verifiedBy: TokenCheck;
-  /** RFC 9449 section 6: the thumbprint (`cnf.jkt`) of the key the token is bound to; null for a bearer token. */
-  jkt: string | null;
-}
+// Who called the API as handlers see it, and as /api/me answers it; how the token was judged.
+export type { ApiUser, TokenCheck } from '@gatehouse/api-contract';
 
 export interface TokenVerifierOptions {
   issuer: string;
@@ -340,7 +327,7 @@ export function requireAccessToken(
       res
         .set('WWW-Authenticate', challenges())
         .status(401)
-        .json({ error: 'unauthorized', message: 'Sign in to use this API.' });
+        .json(errorBody('unauthorized', 'Sign in to use this API.'));
       return;
     }
     const [, given, token] = AUTHORIZATION.exec(header) ?? [];
@@ -369,7 +356,7 @@ export function requireAccessToken(
         res
           .set('WWW-Authenticate', `${scheme} ${REALM}, error="insufficient_scope"`)
           .status(403)
-          .json({ error: 'forbidden', message: `This needs the ${role} role.` });
+          .json(errorBody('forbidden', `This needs the ${role} role.`));
         return;
       }
       res.locals.user = user;
@@ -377,7 +364,7 @@ export function requireAccessToken(
       next();
     } catch (error) {
       if (error instanceof DpopReplayCacheFullError) {
-        res.set('Retry-After', '5').status(503).json({ error: error.code, message: error.message });
+        res.set('Retry-After', '5').status(503).json(errorBody(error.code, error.message));
         return;
       }
       if (!(error instanceof Refusal)) {
@@ -388,7 +375,7 @@ export function requireAccessToken(
       res
         .set('WWW-Authenticate', challenges(error))
         .status(401)
-        .json({ error: error.code, message: `${error.message}.` });
+        .json(errorBody(error.code, `${error.message}.`));
     }
   };
 }
