@@ -112,9 +112,11 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
           read.onsuccess = () => resolve((read.result as { keys?: CryptoKeyPair } | undefined)?.keys);
         };
       });
-      const headers: Record<string, string> = {};
       const url = new URL(path, location.origin);
-      if (keys && session.token_type?.toLowerCase() === 'dpop') {
+      const authorization = async (nonce: string | null): Promise<Record<string, string>> => {
+        if (!keys || session.token_type?.toLowerCase() !== 'dpop') {
+          return { Authorization: `Bearer ${accessToken}` };
+        }
         const encode = (bytes: ArrayBuffer | Uint8Array) =>
           btoa(String.fromCharCode(...new Uint8Array(bytes)))
             .replace(/\+/g, '-')
@@ -129,6 +131,7 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
           htu: `${url.origin}${url.pathname}`,
           iat: Math.floor(Date.now() / 1000),
           ath,
+          ...(nonce ? { nonce } : {}),
         };
         const input = `${text({ alg: 'ES256', typ: 'dpop+jwt', jwk: { kty, crv, x, y } })}.${text(claims)}`;
         const signature = await crypto.subtle.sign(
@@ -136,12 +139,18 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
           keys.privateKey,
           new TextEncoder().encode(input),
         );
-        headers.Authorization = `DPoP ${accessToken}`;
-        headers.DPoP = `${input}.${encode(signature)}`;
-      } else {
-        headers.Authorization = `Bearer ${accessToken}`;
+        return { Authorization: `DPoP ${accessToken}`, DPoP: `${input}.${encode(signature)}` };
+      };
+      let response = await fetch(url, { headers: await authorization(null) });
+      // RFC 9449 9: an API that asks for its nonce gets the request once more, with it.
+      const nonce = response.headers.get('DPoP-Nonce');
+      if (
+        response.status === 401 &&
+        nonce &&
+        /use_dpop_nonce/.test(response.headers.get('WWW-Authenticate') ?? '')
+      ) {
+        response = await fetch(url, { headers: await authorization(nonce) });
       }
-      const response = await fetch(url, { headers });
       const body: unknown = await response.json().catch(() => null);
       return { status: response.status, challenge: response.headers.get('WWW-Authenticate') ?? '', body };
     },
