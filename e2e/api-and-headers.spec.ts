@@ -2,10 +2,13 @@ import { expect, test } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
 import { expectRefusedOnceExpired, misbehave, signIn, storedSession } from './support';
 
-test('the API refuses a missing or malformed token with a bearer challenge', async ({ request }) => {
+test('the API refuses a missing or malformed token with bearer and DPoP challenges', async ({ request }) => {
   const missing = await request.get('/api/me');
   expect(missing.status()).toBe(401);
-  expect(missing.headers()['www-authenticate']).toBe('Bearer realm="gatehouse"');
+  // RFC 6750 3.1 and RFC 9449 7.1: both schemes offered, no error code, DPoP with its algorithms.
+  expect(missing.headers()['www-authenticate']).toBe(
+    'Bearer realm="gatehouse", DPoP realm="gatehouse", algs="ES256 ES384 PS256 RS256 EdDSA"',
+  );
 
   const malformed = await request.get('/api/me', { headers: { Authorization: 'Bearer not-a-jwt' } });
   expect(malformed.status()).toBe(401);
@@ -20,7 +23,8 @@ test('the API refuses a token for another audience and an expired token', async 
     id_token: string;
     access_token: string;
   };
-  await page.close(); // stop the tab from renewing meanwhile
+  // A page of the same origin without the app: nothing renews meanwhile, and the browser's key stays at hand.
+  await page.goto('/api/openapi.json');
 
   // The ID token is a real, signed token of the same provider, but for the client, not the API.
   const wrongAudience = await request.get('/api/me', {
@@ -32,7 +36,7 @@ test('the API refuses a token for another audience and an expired token', async 
   expect(wrongAudience.headers()['www-authenticate']).toContain(named);
   expect(((await wrongAudience.json()) as { message: string }).message).toContain(named);
 
-  await expectRefusedOnceExpired(request, '/api/me', session.access_token);
+  await expectRefusedOnceExpired(page, '/api/me', session.access_token);
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
 });
 

@@ -1,7 +1,14 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
-import { ACCOUNTS, logInAtProvider, sessionTokens, startServer, type StartedServer } from './support';
+import {
+  ACCOUNTS,
+  apiFromPage,
+  logInAtProvider,
+  sessionTokens,
+  startServer,
+  type StartedServer,
+} from './support';
 import type { Envelope } from './telemetry-support';
 
 /**
@@ -79,14 +86,17 @@ test('every kind of browser telemetry reaches the store and the export, through 
     .find((c) => c.name === 'ai_session')
     ?.value.split('|')[0];
   expect(sessionId).toBeTruthy();
-  await page.goto('about:blank');
+  // A page of the same origin without the app: the app's page-hide beacon leaves, and the browser's DPoP
+  // key stays at hand for the API calls below.
+  await page.goto(`${server.origin}/api/openapi.json`);
   await expect
     .poll(async () => {
-      const answer = await page.request.get(
-        `${server.origin}/api/usage/sessions/${encodeURIComponent(sessionId ?? '')}/timeline`,
-        { headers: { Authorization: `Bearer ${access_token ?? ''}` } },
+      const answer = await apiFromPage(
+        page,
+        `/api/usage/sessions/${encodeURIComponent(sessionId ?? '')}/timeline`,
+        access_token,
       );
-      const { items } = (await answer.json()) as { items: Array<{ type: string }> };
+      const { items } = answer.body as { items: Array<{ type: string }> };
       return [...new Set(items.map((item) => item.type))].sort();
     })
     .toEqual([...STORED_TYPES].sort());

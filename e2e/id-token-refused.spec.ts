@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { port } from '../playwright.config';
-import { ACCOUNTS, sessionTokens, signIn, startServer, type StartedServer } from './support';
+import { ACCOUNTS, apiFromPage, sessionTokens, signIn, startServer, type StartedServer } from './support';
 
 /**
  * Issue 9: with the API's audience equal to the client id (the Entra example; any provider without
@@ -31,11 +31,9 @@ test('an ID token with the API audience is refused where the access token is acc
   await signIn(page, ACCOUNTS.admin, server.provider);
   const { access_token, id_token } = await sessionTokens(page);
 
-  const accepted = await request.get(`${server.origin}/api/me`, {
-    headers: { authorization: `Bearer ${access_token}` },
-  });
-  expect(accepted.status()).toBe(200);
-  expect(await accepted.json()).toMatchObject({ sub: 'admin', verifiedBy: 'jwt' });
+  const accepted = await apiFromPage(page, '/api/me', access_token);
+  expect(accepted.status).toBe(200);
+  expect(accepted.body).toMatchObject({ sub: 'admin', verifiedBy: 'jwt' });
 
   for (const path of ['/api/me', '/api/usage/overview']) {
     const refused = await request.get(`${server.origin}${path}`, {

@@ -2,6 +2,7 @@ import { expect, test, type Browser, type BrowserContext, type Page, type Reques
 import { APP, APP_WITHOUT_PROVIDER, IDP } from '../playwright.config';
 import {
   ACCOUNTS,
+  apiFromPage,
   logInAtProvider,
   misbehave,
   sessionTokens,
@@ -44,15 +45,9 @@ async function storedPageViews(browser: Browser, sessionId: string, name: string
     const admin = await context.newPage();
     await admin.goto(APP);
     await signIn(admin, ACCOUNTS.admin);
-    const { access_token } = await sessionTokens(admin);
-    const answer = await admin.request.get(
-      `${APP}/api/usage/sessions/${encodeURIComponent(sessionId)}/timeline`,
-      {
-        headers: { Authorization: `Bearer ${access_token}` },
-      },
-    );
-    expect(answer.status()).toBe(200);
-    const timeline = (await answer.json()) as {
+    const answer = await apiFromPage(admin, `/api/usage/sessions/${encodeURIComponent(sessionId)}/timeline`);
+    expect(answer.status).toBe(200);
+    const timeline = answer.body as {
       items: { type: string; name: string | null; time: string }[];
     };
     return timeline.items.filter(
@@ -187,10 +182,8 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   expect([...sessionIds][0]).toMatch(/\S{6,}/);
   expect(all.every((e) => (e.tags['ai.user.id'] ?? '').length > 0)).toBe(true);
   // The id the server issues for this user (a keyed hash), not one the browser could compute itself.
-  const issued = await page.request.get('/api/telemetry-user', {
-    headers: { Authorization: `Bearer ${tokens.access_token}` },
-  });
-  const expectedUser = ((await issued.json()) as { id: string }).id;
+  const issued = await apiFromPage(page, '/api/telemetry-user', tokens.access_token);
+  const expectedUser = (issued.body as { id: string }).id;
   expect(expectedUser).toMatch(/^[A-Za-z0-9_-]{24}$/);
   expect(expectedUser).not.toBe(unsaltedId(IDP, 'admin'));
   const home = pageViews.find((e) => e.data.baseData.name === 'Home');
@@ -209,6 +202,7 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
     'admin@example.com',
     'Ada Admin',
     'Bearer ',
+    'DPoP ',
   ].filter((value): value is string => Boolean(value));
   expect(secrets.length).toBeGreaterThanOrEqual(6);
   for (const post of telemetry.posts) {

@@ -33,6 +33,8 @@ export interface DevIdpOptions {
   accessTokenFormat?: 'jwt' | 'opaque';
   /** Registers this confidential client, allowed to introspect the app's tokens (RFC 7662). */
   introspectionClient?: { client_id: string; client_secret: string };
+  /** Offer DPoP-bound tokens (RFC 9449); `false` plays a provider without DPoP. Default true. */
+  dpop?: boolean;
   /** Mounts POST/GET /__test/misbehave (with the secret below in a header); default false. */
   testControls?: boolean;
   /**
@@ -58,6 +60,7 @@ function describe(options: {
   redirectUri: string;
   testControls: { secret: string; generated: boolean } | undefined;
   opaque: boolean;
+  dpop: boolean;
 }): string[] {
   return [
     '*** Gatehouse dev-idp: a LOCAL OpenID Provider for DEVELOPMENT AND TESTS ONLY. ***',
@@ -67,6 +70,7 @@ function describe(options: {
     `Client:        ${options.clientId} (public, PKCE S256) -> ${options.redirectUri}`,
     `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
     ...(options.opaque ? ['Access tokens: opaque (check them through userinfo or introspection)'] : []),
+    ...(options.dpop ? [] : ['DPoP:          off (bearer tokens only)']),
     ...(options.testControls
       ? [
           `Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}, with the header ${TEST_CONTROL_SECRET_HEADER}: ` +
@@ -142,6 +146,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       tokenTtlSeconds: () => controls?.accessTokenTtlSeconds() ?? defaultTtl,
       accessTokenFormat: options.accessTokenFormat ?? 'jwt',
       introspectionClient: options.introspectionClient,
+      dpop: options.dpop ?? true,
     });
     if (controls) provider.use(controls.middleware());
 
@@ -157,6 +162,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       redirectUri,
       testControls,
       opaque: options.accessTokenFormat === 'opaque',
+      dpop: options.dpop ?? true,
     }))
       log(line);
   } catch (error) {

@@ -37,6 +37,11 @@ export interface ProviderSettings {
   accessTokenFormat?: 'jwt' | 'opaque';
   /** A confidential client that may introspect the SPA's tokens (RFC 7662), as an API server would. */
   introspectionClient?: { client_id: string; client_secret: string } | undefined;
+  /**
+   * RFC 9449: offer DPoP (discovery lists `dpop_signing_alg_values_supported`), so a client that sends
+   * proofs gets sender-constrained tokens; `false` plays a provider without DPoP. Default true.
+   */
+  dpop?: boolean;
 }
 
 /** Scopes the Gatehouse API accepts; the access token's scope is the requested scopes filtered to these. */
@@ -148,6 +153,9 @@ export function createProvider(settings: ProviderSettings): Provider {
         allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      // Tokens are bound when the client sends a proof (RFC 9449 section 5); public clients' refresh
+      // tokens then are too (section 5.0). Nonces are left to the API, which can ask for its own.
+      dPoP: { enabled: settings.dpop ?? true },
       // RFC 7662: only the API's own confidential client may ask, and only about the SPA's access tokens:
       // oidc-provider ignores token_type_hint and would call a refresh token active, without a token_type.
       introspection: {

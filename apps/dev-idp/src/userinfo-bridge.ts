@@ -1,4 +1,5 @@
-import { jwtVerify } from 'jose';
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, EmbeddedJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import type { CryptoKey } from 'jose';
 import type Koa from 'koa';
 import type Provider from 'oidc-provider';
@@ -13,6 +14,11 @@ import type { AccessToken, ClientCredentials } from 'oidc-provider';
  * store an opaque "twin" for the same grant, scope, session and lifetime, and when a verified JWT from us arrives
  * at /me we hand the provider that twin instead. Everything else (CORS, scope filtering, grant and session checks,
  * revocation at logout) stays oidc-provider's own.
+ *
+ * A DPoP-bound JWT (RFC 9449) comes with the DPoP scheme and a proof, which oidc-provider would check
+ * against the twin and refuse (its `ath` is the JWT's hash): here the proof is checked against the JWT
+ * (signature by its embedded key, `htm`, `htu`, `iat`, `ath`, the key's thumbprint against `cnf.jkt`) and
+ * the provider then sees the twin as a bearer token. A development shim: `jti` replays are not tracked.
  */
 export class UserinfoBridge {
   readonly #twins = new Map<string, { value: string; exp: number }>();
@@ -46,26 +52,55 @@ export class UserinfoBridge {
   /** Koa middleware for the userinfo route: swaps a verified JWT access token for its twin. */
   middleware(userinfoPath: string): Koa.Middleware {
     return async (ctx, next) => {
-      const match = /^Bearer ([\w-]+\.[\w-]+\.[\w-]+)$/.exec(ctx.get('Authorization'));
-      if (ctx.path === userinfoPath && match?.[1]) {
-        const twin = await this.#twinFor(match[1]);
-        // Unknown or invalid JWTs go through untouched, so the provider answers them with invalid_token.
-        if (twin) ctx.req.headers.authorization = `Bearer ${twin}`;
+      const match = /^(Bearer|DPoP) ([\w-]+\.[\w-]+\.[\w-]+)$/i.exec(ctx.get('Authorization'));
+      const [, scheme, jwt] = match ?? [];
+      if (ctx.path === userinfoPath && scheme && jwt) {
+        const found = await this.#twinFor(jwt);
+        const dpop = scheme.toLowerCase() === 'dpop';
+        const proven = found && (!dpop || (await provesKey(ctx, jwt, found.payload)));
+        // Unknown or invalid JWTs and bad proofs go through untouched: the provider refuses them.
+        if (found && proven) {
+          ctx.req.headers.authorization = `Bearer ${found.twin}`;
+          delete ctx.req.headers.dpop;
+        }
       }
       await next();
     };
   }
 
-  async #twinFor(jwt: string): Promise<string | undefined> {
+  async #twinFor(jwt: string): Promise<{ twin: string; payload: JWTPayload } | undefined> {
     try {
       const { payload } = await jwtVerify(jwt, this.verification.publicKey, {
         issuer: this.provider().issuer,
         audience: this.verification.audience,
         typ: 'at+jwt',
       });
-      return payload.jti ? this.#twins.get(payload.jti)?.value : undefined;
+      const twin = payload.jti ? this.#twins.get(payload.jti)?.value : undefined;
+      return twin ? { twin, payload } : undefined;
     } catch {
       return undefined;
     }
+  }
+}
+
+/** RFC 9449 4.3 and 7.1, for the userinfo request in `ctx`: a proof of the key `token` is bound to. */
+async function provesKey(ctx: Koa.Context, token: string, payload: JWTPayload): Promise<boolean> {
+  const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+  try {
+    const proof = await jwtVerify(ctx.get('DPoP'), EmbeddedJWK, {
+      typ: 'dpop+jwt',
+      algorithms: ['ES256'],
+      maxTokenAge: '5m',
+    });
+    const claims = proof.payload as Record<string, unknown>;
+    const url = new URL(ctx.href);
+    return (
+      claims.htm === ctx.method &&
+      claims.htu === `${url.origin}${url.pathname}` &&
+      claims.ath === createHash('sha256').update(token).digest('base64url') &&
+      jkt === (await calculateJwkThumbprint(proof.protectedHeader.jwk as JWK, 'sha256'))
+    );
+  } catch {
+    return false;
   }
 }

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
+import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
 import type { UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
-import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
+import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
+import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
-import { openApiDocument } from './openapi.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
@@ -86,6 +87,14 @@ export function createApp(options: AppOptions) {
     ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
   });
 
+  const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
+  const dpop: DpopPolicy = {
+    verify: createDpopVerifier({ nonces }),
+    required: config.dpop.mode === 'required',
+    publicOrigin: config.publicOrigin,
+    nonces,
+  };
+
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
@@ -142,28 +151,29 @@ export function createApp(options: AppOptions) {
     next();
   });
   api.use(express.json({ limit: '100kb' }));
-  api.get('/me', requireBearer(verify), async (_req, res: Response<ApiUser>) => {
+  api.get('/me', requireAccessToken(verify, { dpop }), async (_req, res: Response<ApiUser>) => {
     // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
     const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
     res.json(user);
   });
+  const openApiDocument = createOpenApiDocument();
   api.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
   const userIds = options.telemetryUserIds;
   if (userIds) {
     // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
-    api.get('/telemetry-user', requireBearer(verify), (_req, res) => {
+    api.get('/telemetry-user', requireAccessToken(verify, { dpop }), (_req, res) => {
       const user = res.locals.user as ApiUser;
       res.json({ id: userIds.idFor(user.issuer, user.sub) });
     });
   }
   if (options.usage) {
     const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
-    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser }));
+    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser, dpop }));
   }
   api.use((_req, res) => {
-    res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
+    res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));
   });
   app.use('/api', api);
 
@@ -208,15 +218,16 @@ export function createApp(options: AppOptions) {
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500)
       log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    res.status(status).json({
-      error: status >= 500 ? 'server_error' : 'bad_request',
-      message:
+    // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
+    res
+      .status(status)
+      .json(
         status === 503
-          ? (error as Error).message
+          ? errorBody('provider_unavailable', (error as Error).message)
           : status >= 500
-            ? 'Something went wrong on the server.'
-            : 'The request is invalid.',
-    });
+            ? errorBody('server_error', 'Something went wrong on the server.')
+            : errorBody('bad_request', 'The request is invalid.'),
+      );
   };
   app.use(onError);
   return app;

@@ -81,6 +81,10 @@ const envSchema = z
         .optional(),
     ),
     TRUST_PROXY: flag,
+    // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
+    API_DPOP: z.enum(['allowed', 'required']).default('allowed'),
+    API_DPOP_NONCES: flag,
+    API_DPOP_NONCE_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     TLS_CERT_FILE: optionalText,
     TLS_KEY_FILE: optionalText,
     DEV_IDP_TEST_CONTROLS: flag,
@@ -89,6 +93,7 @@ const envSchema = z
     ),
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
     DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
+    DEV_IDP_DPOP: z.enum(['on', 'off']).default('on'),
   })
   .superRefine((env, ctx) => {
     if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
@@ -152,6 +157,15 @@ export interface ServerConfig {
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
   trustProxy: boolean;
+  /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
+  dpop: {
+    /** `required`: bearer tokens are refused; `allowed`: DPoP-bound and bearer tokens are both taken. */
+    mode: 'allowed' | 'required';
+    /** Whether the API issues its own nonces (RFC 9449 section 9) that proofs must carry. */
+    nonces: boolean;
+    /** Shared by every instance behind one origin; undefined: a random one per process. */
+    nonceSecret: string | undefined;
+  };
   /**
    * PEM files for serving https on `port` itself (the Node.js SDK 3.x and the Azure Monitor exporter
    * post only to https); undefined serves plain http, e.g. behind a TLS-terminating proxy.
@@ -178,6 +192,8 @@ export interface ServerConfig {
     accessTokenTtlSeconds: number | undefined;
     /** `opaque`: the bundled provider issues opaque access tokens (no resource indicator), as many do. */
     accessTokenFormat: 'jwt' | 'opaque';
+    /** Whether the bundled provider offers DPoP (it then binds the tokens of clients that send proofs). */
+    dpop: boolean;
   };
   telemetry: {
     /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
@@ -242,6 +258,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     port: e.PORT,
     publicOrigin,
     trustProxy: e.TRUST_PROXY,
+    dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },
     tls,
     oidc: {
       authority: e.OIDC_AUTHORITY,
@@ -262,6 +279,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       testControlsSecret: e.DEV_IDP_TEST_CONTROLS_SECRET,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
       accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
+      dpop: e.DEV_IDP_DPOP === 'on',
     },
     telemetry: {
       connectionString:

@@ -20,6 +20,7 @@ async function main() {
       apiResource: config.oidc.audience,
       testControls: config.devIdp.testControls,
       accessTokenFormat: config.devIdp.accessTokenFormat,
+      dpop: config.devIdp.dpop,
       ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
       ...(config.devIdp.testControlsSecret === undefined
         ? {}

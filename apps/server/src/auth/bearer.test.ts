@@ -3,8 +3,16 @@ import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
 import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, readRoles, requireBearer, type ApiUser, type TokenVerifier } from './bearer.js';
+import {
+  createTokenVerifier,
+  readRoles,
+  requireAccessToken,
+  type ApiUser,
+  type TokenVerifier,
+} from './bearer.js';
+import { createDpopVerifier, DpopNonces } from './dpop.js';
 import type { IntrospectionClient } from './opaque-token.js';
+import { makeDpopKey, makeDpopProof, type DpopKey } from '../test-support/dpop-proof.js';
 import { startLoopbackProvider } from '../test-support/loopback-provider.js';
 import { ProviderMetadataCache } from './provider-metadata.js';
 
@@ -30,8 +38,8 @@ beforeAll(async () => {
     metadata: new ProviderMetadataCache(issuer),
   });
   const app = express();
-  app.get('/me', requireBearer(verify), (_req, res) => res.json(res.locals.user));
-  app.get('/admin', requireBearer(verify, 'admin'), (_req, res) => res.json({ ok: true }));
+  app.get('/me', requireAccessToken(verify), (_req, res) => res.json(res.locals.user));
+  app.get('/admin', requireAccessToken(verify, { role: 'admin' }), (_req, res) => res.json({ ok: true }));
   api = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => api.once('listening', resolve));
   apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
@@ -62,7 +70,7 @@ async function call(path: string, authorization?: string) {
   };
 }
 
-describe('requireBearer', () => {
+describe('requireAccessToken', () => {
   it('accepts a valid token and hands the handler who called', async () => {
     const result = await call('/me', `Bearer ${await token({ name: 'Alice' })}`);
     expect(result.status).toBe(200);
@@ -187,10 +195,12 @@ describe('opaque access tokens', () => {
     };
     const app = express();
     for (const [name, verify] of Object.entries(verifiers)) {
-      app.get(`/${name}/me`, requireBearer(verify), async (_req, res) => {
+      app.get(`/${name}/me`, requireAccessToken(verify), async (_req, res) => {
         res.json(await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string));
       });
-      app.get(`/${name}/admin`, requireBearer(verify, 'admin'), (_req, res) => res.json({ ok: true }));
+      app.get(`/${name}/admin`, requireAccessToken(verify, { role: 'admin' }), (_req, res) =>
+        res.json({ ok: true }),
+      );
     }
     app.use(((error: { status?: number; message: string }, _req, res, _next) => {
       res.status(error.status ?? 500).json({ message: error.message });
@@ -296,5 +306,129 @@ describe('opaque access tokens', () => {
     people[other] = people['jwt-alice']!;
     const kept = await ask('/userinfo/me', other);
     expect(kept.body).toMatchObject({ sub: 'mallory', name: null, email: null });
+  });
+});
+
+describe('DPoP-bound tokens (RFC 9449 section 7)', () => {
+  let dpopApi: Server;
+  let origin: string;
+  let browserKey: DpopKey;
+  let attackerKey: DpopKey;
+
+  beforeAll(async () => {
+    [browserKey, attackerKey] = await Promise.all([makeDpopKey(), makeDpopKey()]);
+    const verify = createTokenVerifier({
+      issuer,
+      audience: AUDIENCE,
+      rolesClaim: 'roles',
+      metadata: new ProviderMetadataCache(issuer),
+    });
+    const app = express();
+    dpopApi = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => dpopApi.once('listening', resolve));
+    origin = `http://127.0.0.1:${(dpopApi.address() as AddressInfo).port}`;
+    const policy = (required: boolean, nonces?: DpopNonces) => ({
+      verify: createDpopVerifier({ nonces }),
+      required,
+      publicOrigin: origin,
+      nonces,
+    });
+    const reply = (_req: unknown, res: express.Response) => res.json(res.locals.user);
+    app.get('/allowed', requireAccessToken(verify, { dpop: policy(false) }), reply);
+    app.get('/required', requireAccessToken(verify, { dpop: policy(true) }), reply);
+    app.get('/nonces', requireAccessToken(verify, { dpop: policy(false, new DpopNonces(undefined)) }), reply);
+  });
+
+  afterAll(() => new Promise((resolve) => dpopApi.close(resolve)));
+
+  const boundToken = (key = browserKey) => token({ scope: 'openid', cnf: { jkt: key.jkt } });
+
+  async function send(path: string, scheme: string, accessToken: string, proof?: string) {
+    const headers: Record<string, string> = { authorization: `${scheme} ${accessToken}` };
+    if (proof) headers.dpop = proof;
+    const response = await fetch(`${origin}${path}`, { headers });
+    return {
+      status: response.status,
+      challenge: response.headers.get('www-authenticate') ?? '',
+      nonce: response.headers.get('dpop-nonce'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  }
+  const proofFor = (path: string, accessToken: string, key = browserKey, nonce?: string) =>
+    makeDpopProof(key, { method: 'GET', url: `${origin}${path}`, accessToken, ...(nonce ? { nonce } : {}) });
+
+  it('takes a bound token with a proof made for this request by its key', async () => {
+    const accessToken = await boundToken();
+    const result = await send('/allowed', 'DPoP', accessToken, await proofFor('/allowed', accessToken));
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ sub: 'alice', jkt: browserKey.jkt });
+  });
+
+  it('refuses a bound token sent as a bearer token: what a stolen token looks like', async () => {
+    const result = await send('/allowed', 'Bearer', await boundToken());
+    expect(result.status).toBe(401);
+    expect(result.challenge).toMatch(/DPoP realm="gatehouse", algs="ES256[^"]*", error="invalid_token"/);
+    expect(result.body.error).toBe('invalid_token');
+  });
+
+  it("refuses a stolen token with the thief's own key, and without any proof", async () => {
+    const accessToken = await boundToken();
+    const thief = await send(
+      '/allowed',
+      'DPoP',
+      accessToken,
+      await proofFor('/allowed', accessToken, attackerKey),
+    );
+    expect(thief.status).toBe(401);
+    expect(thief.challenge).toContain('error="invalid_dpop_proof"');
+    const bare = await send('/allowed', 'DPoP', accessToken);
+    expect(bare.challenge).toMatch(
+      /error="invalid_dpop_proof", error_description="The DPoP proof header is missing"/,
+    );
+  });
+
+  it('refuses a proof made for another URL than the one the request names', async () => {
+    const accessToken = await boundToken();
+    const result = await send('/allowed', 'DPoP', accessToken, await proofFor('/required', accessToken));
+    expect(result.challenge).toContain('another URL');
+  });
+
+  it('refuses an unbound token under the DPoP scheme', async () => {
+    const accessToken = await token({ scope: 'openid' });
+    const result = await send('/allowed', 'DPoP', accessToken, await proofFor('/allowed', accessToken));
+    expect(result.challenge).toContain('is not DPoP-bound');
+  });
+
+  it('still takes bearer tokens from providers without DPoP, and offers both schemes', async () => {
+    const ok = await send('/allowed', 'Bearer', await token({ scope: 'openid' }));
+    expect(ok.status).toBe(200);
+    const challenge = await fetch(`${origin}/allowed`);
+    expect(challenge.headers.get('www-authenticate')).toMatch(
+      /^Bearer realm="gatehouse", DPoP realm="gatehouse", algs="ES256/,
+    );
+  });
+
+  it('when DPoP is required, refuses bearer tokens and offers only the DPoP scheme', async () => {
+    const result = await send('/required', 'Bearer', await token({ scope: 'openid' }));
+    expect(result.status).toBe(401);
+    expect(result.challenge).toMatch(/^DPoP realm="gatehouse", algs="[^"]+", error="invalid_token"/);
+    expect(result.challenge).not.toContain('Bearer');
+  });
+
+  it('asks for its nonce with use_dpop_nonce, then takes a proof that carries it', async () => {
+    const accessToken = await boundToken();
+    const first = await send('/nonces', 'DPoP', accessToken, await proofFor('/nonces', accessToken));
+    expect(first.status).toBe(401);
+    expect(first.challenge).toContain('error="use_dpop_nonce"');
+    expect(first.nonce).toMatch(/^[\w-]{20,}$/);
+    const nonce = first.nonce as string;
+    const second = await send(
+      '/nonces',
+      'DPoP',
+      accessToken,
+      await proofFor('/nonces', accessToken, browserKey, nonce),
+    );
+    expect(second.status).toBe(200);
+    expect(second.nonce).toBe(nonce);
   });
 });

@@ -1,3 +1,4 @@
+import { errorBody, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   createRemoteJWKSet,
@@ -17,22 +18,18 @@ import {
   type TokenFacts,
 } from './opaque-token.js';
 import type { ProviderMetadata, ProviderMetadataCache } from './provider-metadata.js';
+import {
+  DPOP_ALGORITHMS,
+  DpopNonceError,
+  DpopProofError,
+  DpopReplayCacheFullError,
+  type DpopNonces,
+  type DpopVerifier,
+} from './dpop.js';
 import { notAnAccessToken } from './token-kind.js';
 
-/** How the access token was judged: locally (a JWT), or by asking the provider (an opaque token). */
-export type TokenCheck = 'jwt' | 'introspection' | 'userinfo';
-
-/** Who called the API, as handlers see it. */
-export interface ApiUser {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  roles: string[];
-  issuer: string;
-  /** The token's expiry (seconds since the epoch); null when the provider did not say (userinfo). */
-  expiresAt: number | null;
-  verifiedBy: TokenCheck;
-}
+// Who called the API as handlers see it, and as /api/me answers it; how the token was judged.
+export type { ApiUser, TokenCheck } from '@gatehouse/api-contract';
 
 export interface TokenVerifierOptions {
   issuer: string;
@@ -98,6 +95,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     issuer: options.issuer,
     expiresAt: typeof exp === 'number' ? exp : null,
     verifiedBy,
+    jkt: boundKey(claims),
   });
 
   async function verifyJwt(token: string, header: ProtectedHeaderParameters): Promise<ApiUser> {
@@ -206,6 +204,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
 const text = (value: unknown) => (typeof value === 'string' ? value : null);
 
+/** RFC 9449 section 6.1 (JWT) and 6.2 (introspection): `cnf.jkt` names the key a token is bound to. */
+function boundKey(claims: Record<string, unknown>): string | null {
+  const cnf = claims.cnf;
+  if (!cnf || typeof cnf !== 'object') return null;
+  return text((cnf as Record<string, unknown>).jkt);
+}
+
 /** The JOSE header when `token` is a signed JWT (three parts, RFC 7515 7.1); undefined for anything else. */
 function jwtHeader(token: string): ProtectedHeaderParameters | undefined {
   if (token.split('.').length !== 3) return undefined;
@@ -258,50 +263,141 @@ export function readRoles(payload: Record<string, unknown>, claim: string): stri
   return Array.isArray(value) ? value.filter((role): role is string => typeof role === 'string') : [];
 }
 
-const REALM = 'Bearer realm="gatehouse"';
-const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/;
+const REALM = 'realm="gatehouse"';
+/** RFC 6750 2.1 and RFC 9449 7.1: the scheme (case-insensitive, RFC 9110 11.1) and a token68. */
+const AUTHORIZATION = /^(Bearer|DPoP) ([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/** How the API treats DPoP (RFC 9449): always understood; required when the operator says so. */
+export interface DpopPolicy {
+  verify: DpopVerifier;
+  required: boolean;
+  /** The origin clients address (PUBLIC_ORIGIN): `htu` is checked against it, as the proxy saw it. */
+  publicOrigin: string;
+  /** Server nonces, also offered on every answer (section 9) when set. */
+  nonces?: DpopNonces | undefined;
+}
+
+export interface AccessRequirements {
+  /** A role the caller must have (read from the configured roles claim). */
+  role?: string | undefined;
+  dpop?: DpopPolicy | undefined;
+}
+
+/** A refusal with the scheme its challenge names, and the RFC's error code. */
+class Refusal extends Error {
+  constructor(
+    readonly scheme: 'Bearer' | 'DPoP',
+    readonly code: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
- * RFC 6750: requires a valid bearer token. A request without one gets a bare challenge (section 3.1);
- * a bad one gets `invalid_token` with a description; a missing role gets 403 `insufficient_scope`.
+ * Requires a valid access token: RFC 6750 bearer tokens, and RFC 9449 DPoP-bound tokens with a proof
+ * for this request. A request without one gets bare challenges (RFC 6750 3.1; RFC 9449 7.1 lists the
+ * algorithms); a bad one gets `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce` with a
+ * description; a missing role gets 403 `insufficient_scope`. A DPoP-bound token sent as a bearer token is
+ * refused (RFC 9449 7.2): that is what a stolen token looks like.
  */
-export function requireBearer(verify: (token: string) => Promise<ApiUser>, requiredRole?: string) {
+export function requireAccessToken(
+  verify: (token: string) => Promise<ApiUser>,
+  needs: AccessRequirements = {},
+) {
+  const { role, dpop } = needs;
+  const dpopChallenge = dpop ? `DPoP ${REALM}, algs="${DPOP_ALGORITHMS.join(' ')}"` : undefined;
+  /** Every scheme the API takes, the one that failed carrying the error (RFC 9110 11.6.1). */
+  const challenges = (refusal?: Refusal) => {
+    const detail = refusal
+      ? `, error="${refusal.code}", error_description="${refusal.message.replace(/["\\]/g, "'")}"`
+      : '';
+    const bearer = dpop?.required
+      ? undefined
+      : `Bearer ${REALM}${refusal?.scheme === 'Bearer' ? detail : ''}`;
+    const proof = refusal?.scheme === 'DPoP' ? `${dpopChallenge ?? `DPoP ${REALM}`}${detail}` : dpopChallenge;
+    return [bearer, proof].filter((challenge) => challenge !== undefined).join(', ');
+  };
   // The access log (app.ts) writes res.locals.authFailure next to the status: the reason of a 401 or 403.
   return async (req: Request, res: Response, next: NextFunction) => {
+    if (dpop?.nonces) res.set('DPoP-Nonce', dpop.nonces.current(Date.now() / 1000));
     const header = req.get('authorization');
     if (!header) {
       res.locals.authFailure = 'no access token';
       res
-        .set('WWW-Authenticate', REALM)
+        .set('WWW-Authenticate', challenges())
         .status(401)
-        .json({ error: 'unauthorized', message: 'Sign in to use this API.' });
+        .json(errorBody('unauthorized', 'Sign in to use this API.'));
       return;
     }
-    const token = BEARER.exec(header)?.[1];
+    const [, given, token] = AUTHORIZATION.exec(header) ?? [];
+    const scheme = given?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
     try {
-      if (!token) throw new InvalidTokenError('The Authorization header is not a bearer token');
-      const user = await verify(token);
-      if (requiredRole && !user.roles.includes(requiredRole)) {
-        res.locals.authFailure = `the ${requiredRole} role is missing`;
+      if (!token)
+        throw new Refusal(scheme, 'invalid_token', 'The Authorization header is not a bearer or DPoP token');
+      if (scheme === 'Bearer' && dpop?.required) {
+        throw new Refusal('DPoP', 'invalid_token', 'This API requires DPoP-bound access tokens');
+      }
+      const user = await verify(token).catch((error: unknown) => {
+        throw error instanceof InvalidTokenError
+          ? new Refusal(scheme, 'invalid_token', error.message)
+          : error;
+      });
+      if (scheme === 'Bearer' && user.jkt !== null) {
+        throw new Refusal(
+          'DPoP',
+          'invalid_token',
+          'The access token is DPoP-bound: send it with a DPoP proof',
+        );
+      }
+      if (scheme === 'DPoP') await checkProof(req, token, user, dpop);
+      if (role && !user.roles.includes(role)) {
+        res.locals.authFailure = `the ${role} role is missing`;
         res
-          .set('WWW-Authenticate', `${REALM}, error="insufficient_scope"`)
+          .set('WWW-Authenticate', `${scheme} ${REALM}, error="insufficient_scope"`)
           .status(403)
-          .json({ error: 'forbidden', message: `This needs the ${requiredRole} role.` });
+          .json(errorBody('forbidden', `This needs the ${role} role.`));
         return;
       }
       res.locals.user = user;
       res.locals.accessToken = token;
       next();
     } catch (error) {
-      if (!(error instanceof InvalidTokenError)) {
+      if (error instanceof DpopReplayCacheFullError) {
+        res.set('Retry-After', '5').status(503).json(errorBody(error.code, error.message));
+        return;
+      }
+      if (!(error instanceof Refusal)) {
         next(error);
         return;
       }
       res.locals.authFailure = error.message;
       res
-        .set('WWW-Authenticate', `${REALM}, error="invalid_token", error_description="${error.message}"`)
+        .set('WWW-Authenticate', challenges(error))
         .status(401)
-        .json({ error: 'invalid_token', message: `${error.message}.` });
+        .json(errorBody(error.code, `${error.message}.`));
     }
   };
+}
+
+/** RFC 9449 7.1: a DPoP-scheme request carries a proof for this method and URL, this token and its key. */
+async function checkProof(req: Request, token: string, user: ApiUser, dpop: DpopPolicy | undefined) {
+  if (!dpop) throw new Refusal('DPoP', 'invalid_token', 'This API does not take DPoP tokens');
+  if (user.jkt === null) throw new Refusal('DPoP', 'invalid_token', 'The access token is not DPoP-bound');
+  const proof = req.get('dpop');
+  if (!proof) throw new Refusal('DPoP', 'invalid_dpop_proof', 'The DPoP proof header is missing');
+  try {
+    await dpop.verify({
+      proof,
+      method: req.method,
+      url: `${dpop.publicOrigin}${req.originalUrl}`,
+      accessToken: token,
+      boundKey: user.jkt,
+    });
+  } catch (error) {
+    // The fresh nonce is in the DPoP-Nonce header of every answer (set above).
+    if (error instanceof DpopNonceError) throw new Refusal('DPoP', error.code, error.message);
+    if (error instanceof DpopProofError) throw new Refusal('DPoP', error.code, error.message);
+    throw error;
+  }
 }

@@ -18,6 +18,10 @@ export interface Auth {
   completeSignIn: (url: string) => Promise<CallbackResult>;
   /** A fresh access token for Gatehouse's own API, or null when signed out. */
   getAccessToken: () => Promise<string | null>;
+  /** The headers that authorize one API request: bearer, or DPoP with a proof; null when signed out. */
+  authorize: AuthSession['authorize'];
+  /** Reads what an API answer says for the next requests (a DPoP nonce). */
+  sawApiAnswer: AuthSession['sawApiAnswer'];
   /** Renews the tokens now (after the API refused one with 401); getAccessToken then has the new one. */
   renew: () => Promise<void>;
 }
@@ -102,6 +106,8 @@ export function AuthProvider({
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
       getAccessToken: async () => (await loadSession()).getAccessToken(),
+      authorize: async (request) => (await loadSession()).authorize(request),
+      sawApiAnswer: (response) => void loadSession().then((loaded) => loaded.sawApiAnswer(response)),
       renew: async () => (await loadSession()).renew(),
     }),
     [loadSession],

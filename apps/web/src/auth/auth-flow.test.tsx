@@ -16,6 +16,8 @@ function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): Au
     signOut: vi.fn(() => Promise.resolve('leaving' as const)),
     completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
     getAccessToken: vi.fn(() => Promise.resolve(null)),
+    authorize: vi.fn(() => Promise.resolve(null)),
+    sawApiAnswer: vi.fn(),
     renew: vi.fn(() => Promise.resolve()),
     ...overrides,
   };

@@ -48,6 +48,10 @@ export interface AuthSession {
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   getAccessToken: () => Promise<string | null>;
+  /** The headers that authorize one API request (bearer, or DPoP with a proof); null when signed out. */
+  authorize: (request: { url: string; method: string }) => Promise<Record<string, string> | null>;
+  /** Reads what an API answer says for the next requests (a DPoP nonce). */
+  sawApiAnswer: (response: Pick<Response, 'headers'>) => void;
   /** Renews the tokens now, e.g. after the API refused the access token (401); never throws. */
   renew: () => Promise<void>;
 }

@@ -1,10 +1,12 @@
 import { base64url } from 'jose';
 import {
   ErrorResponse,
+  IndexedDbDPoPStore,
   InMemoryWebStorage,
   OidcClient,
   User,
   WebStorageStateStore,
+  type OidcClientSettings,
   type OidcMetadata,
   type SigninResponse,
 } from 'oidc-client-ts';
@@ -18,6 +20,7 @@ import type {
   CallbackResult,
   SignOutOutcome,
 } from './auth-state';
+import { DpopKey, dpopOffered, type DpopStore } from './dpop';
 import { JwksCache, validateIdToken } from './id-token';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
@@ -49,6 +52,8 @@ export interface SessionEnvironment {
   replaceUrl: (url: string) => void;
   sessionStorage: Storage;
   now: () => number;
+  /** Where the browser's DPoP key lives (IndexedDB); without it, tokens are never sender-constrained. */
+  dpopStore?: DpopStore | undefined;
 }
 
 const browserEnvironment = (): SessionEnvironment => ({
@@ -56,6 +61,7 @@ const browserEnvironment = (): SessionEnvironment => ({
   replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
   sessionStorage: window.sessionStorage,
   now: () => Date.now(),
+  dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbDPoPStore(),
 });
 
 const signedOutElsewhere: AuthNotice = {
@@ -96,6 +102,8 @@ function unavailableSession(error: AuthError): AuthSession {
     signOut: () => Promise.resolve('signed-out'),
     completeSignIn: () => Promise.resolve({ ok: false, error: { code: error.code, message: error.message } }),
     getAccessToken: () => Promise.resolve(null),
+    authorize: () => Promise.resolve(null),
+    sawApiAnswer: () => undefined,
     renew: () => Promise.resolve(),
   };
 }
@@ -111,6 +119,12 @@ export class OidcSession implements AuthSession {
   private readonly listeners = new Set<() => void>();
   private user: User | null = null;
   private readonly client: OidcClient;
+  private readonly settings: OidcClientSettings;
+  /** The same client with DPoP on, made once discovery says the provider offers it (RFC 9449 5.1). */
+  private boundClient: OidcClient | undefined;
+  private readonly dpopKey: DpopKey | undefined;
+  /** The API's latest DPoP nonce (RFC 9449 9), sent in the next proofs. */
+  private apiNonce: string | undefined;
   private readonly tokens: Storage;
   private readonly jwks: JwksCache;
   private readonly sync: TabSync;
@@ -123,7 +137,8 @@ export class OidcSession implements AuthSession {
     private readonly env: SessionEnvironment,
   ) {
     this.tokens = config.tokenStore === 'memory' ? new InMemoryWebStorage() : env.sessionStorage;
-    this.client = new OidcClient({
+    this.dpopKey = env.dpopStore ? new DpopKey(env.dpopStore, config.clientId) : undefined;
+    this.settings = {
       authority: config.authority,
       client_id: config.clientId,
       redirect_uri: `${env.location.origin}/callback`,
@@ -138,7 +153,8 @@ export class OidcSession implements AuthSession {
       fetchRequestCredentials: 'omit',
       requestTimeoutInSeconds: 10,
       staleStateAgeInSeconds: 600,
-    });
+    };
+    this.client = new OidcClient(this.settings);
     this.jwks = new JwksCache(async () => {
       await this.metadata();
       return this.client.metadataService.getKeysEndpoint(false);
@@ -216,9 +232,12 @@ export class OidcSession implements AuthSession {
       // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
       // is ours (id-token.ts), with its own typed error.
       const nonce = randomToken();
-      const request = await this.client.createSigninRequest({
+      const client = await this.tokenClient();
+      const request = await client.createSigninRequest({
         request_type: 'si:r',
         scope,
+        // RFC 9449 10: the code is bound to the key, so only this browser can redeem it.
+        ...(client === this.client ? {} : { dpopJkt: await this.dpopKey?.thumbprint() }),
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
@@ -262,7 +281,7 @@ export class OidcSession implements AuthSession {
       await this.checkIssuer();
       // The keys come while the code is exchanged, so checking the ID token adds no round trip after it.
       this.jwks.prefetch().catch(() => undefined);
-      const response = await this.client.processSigninResponse(url);
+      const response = await (await this.tokenClient()).processSigninResponse(url);
       if (!response.id_token) {
         throw new AuthError('id_token_invalid', 'The identity provider did not return an ID token.');
       }
@@ -362,6 +381,25 @@ export class OidcSession implements AuthSession {
     return this.user?.access_token ?? null;
   }
 
+  /**
+   * The headers that authorize one API request: `Authorization: DPoP` and a fresh proof for this
+   * method and URL (RFC 9449 7.1) when the tokens are bound to this browser's key, else the bearer
+   * token (RFC 6750 2.1); null when signed out.
+   */
+  async authorize(request: { url: string; method: string }): Promise<Record<string, string> | null> {
+    const token = await this.getAccessToken();
+    const user = this.user;
+    if (!token || !user) return null;
+    if (!this.isBound(user) || !this.dpopKey) return { Authorization: `Bearer ${token}` };
+    const proof = await this.dpopKey.proof({ ...request, accessToken: token, nonce: this.apiNonce });
+    return { Authorization: `DPoP ${token}`, DPoP: proof };
+  }
+
+  /** Keeps the nonce an API answer offers for the next proofs (RFC 9449 9: any answer may carry one). */
+  sawApiAnswer(response: Pick<Response, 'headers'>): void {
+    this.apiNonce = response.headers.get('DPoP-Nonce') ?? this.apiNonce;
+  }
+
   /** Renews the tokens now (in the leader tab); for an API call the server refused with 401. */
   async renew(): Promise<void> {
     if (this.sync.leader) await this.renewal.renew();
@@ -426,7 +464,30 @@ export class OidcSession implements AuthSession {
     const endpoint = (await this.metadata()).userinfo_endpoint;
     const sub = response.profile.sub;
     if (!endpoint || !response.access_token || typeof sub !== 'string') return {};
-    return fetchUserInfo(endpoint, response.access_token, sub);
+    const accessToken = response.access_token;
+    const key = this.dpopKey;
+    const bound = key && response.token_type.toLowerCase() === 'dpop';
+    return fetchUserInfo(
+      endpoint,
+      accessToken,
+      sub,
+      bound ? (request) => key.proof({ ...request, accessToken }) : undefined,
+    );
+  }
+
+  private isBound(user: Pick<User, 'token_type'>): boolean {
+    return user.token_type.toLowerCase() === 'dpop';
+  }
+
+  /**
+   * The client for token requests: with DPoP when the provider offers it and this browser can keep a
+   * key (oidc-client-ts then sends a proof with the code exchange and every refresh), else the plain one.
+   */
+  private async tokenClient(): Promise<OidcClient> {
+    const metadata = await this.metadata();
+    if (!this.dpopKey || !dpopOffered(metadata)) return this.client;
+    this.boundClient ??= new OidcClient({ ...this.settings, metadata, dpop: this.dpopKey.settings() });
+    return this.boundClient;
   }
 
   private userFrom(response: SigninResponse, sub: string, userInfo: Record<string, unknown> = {}): User {
@@ -467,6 +528,8 @@ export class OidcSession implements AuthSession {
 
   private forget(state: AuthState): void {
     this.renewal.stop();
+    // Sign-out, here or in another tab, or an ended session: the key goes with the tokens bound to it.
+    if (this.user && this.isBound(this.user)) this.dpopKey?.remove().catch(() => undefined);
     this.user = null;
     this.tokens.removeItem(USER_KEY);
     writeSessionHint(this.env.sessionStorage, null);
@@ -508,7 +571,8 @@ export class OidcSession implements AuthSession {
 
   /** Spends the refresh token (OpenID Connect Core 12) and checks a new ID token as at sign-in (12.2). */
   private async refresh(user: User): Promise<User> {
-    const response = await this.client.useRefreshToken({
+    const client = this.isBound(user) ? await this.tokenClient() : this.client;
+    const response = await client.useRefreshToken({
       state: {
         refresh_token: user.refresh_token ?? '',
         id_token: user.id_token,

@@ -1,19 +1,13 @@
+import type { ApiUser } from '@gatehouse/api-contract';
 import { useAuth } from '../../auth/auth-context';
+import { SignInAgain } from '../../auth/sign-in-again';
 import { useApiQuery } from '../../auth/use-api';
-
-interface Me {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  roles: string[];
-  issuer: string;
-}
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
 
 export default function ProfilePage() {
   const { state } = useAuth();
-  const me = useApiQuery<Me>('/api/me');
+  const me = useApiQuery<ApiUser>('/api/me');
 
   if (state.status !== 'signed-in') return null;
   const { user } = state;
@@ -39,7 +33,11 @@ export default function ProfilePage() {
         The answer of <code>GET /api/me</code>, which checks your access token on the server:
       </p>
       {me.status === 'loading' && <p aria-busy="true">Loading…</p>}
-      {me.status === 'failed' && <p role="alert">The API call failed: {me.error.message}</p>}
+      {me.status === 'failed' && (
+        <p role="alert">
+          The API call failed: {me.error.message} <SignInAgain error={me.error} />
+        </p>
+      )}
       {me.status === 'ready' && (
         <pre className="api-answer" data-testid="api-me">
           {JSON.stringify(me.data, null, 2)}

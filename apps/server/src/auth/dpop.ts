@@ -1,0 +1,207 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  calculateJwkThumbprint,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+  type JWTHeaderParameters,
+} from 'jose';
+
+/**
+ * RFC 9449 (DPoP) as a resource server checks it: a proof is a JWT signed with the key the access token
+ * is bound to, made for this one request. This module judges one proof against one request and one
+ * token; the middleware (bearer.ts) decides when a proof is needed and how to answer.
+ */
+
+/** RFC 9449 section 4.3, point 5: asymmetric algorithms only; ES256 is what browsers' WebCrypto keys use. */
+export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'] as const;
+
+/** A proof the API refuses: `invalid_dpop_proof` (RFC 9449 section 7.1). */
+export class DpopProofError extends Error {
+  override readonly name = 'DpopProofError';
+  readonly code = 'invalid_dpop_proof';
+}
+
+/** The proof lacks the nonce the API asks for, or carries an old one: `use_dpop_nonce` (section 9). */
+export class DpopNonceError extends Error {
+  override readonly name = 'DpopNonceError';
+  readonly code = 'use_dpop_nonce';
+  constructor(
+    message: string,
+    /** The nonce to put into the next proof, sent back in the `DPoP-Nonce` header. */
+    readonly nonce: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Too many proofs are being remembered to tell a replay: refuse rather than forget one. */
+export class DpopReplayCacheFullError extends Error {
+  override readonly name = 'DpopReplayCacheFullError';
+  readonly code = 'temporarily_unavailable';
+  readonly status = 503;
+}
+
+/** What the request shows about itself, as the client saw it (behind a proxy: the public URL). */
+export interface DpopRequest {
+  /** The `DPoP` header as received; Node joins repeated headers with ", ", which a JWT never contains. */
+  proof: string;
+  method: string;
+  /** The absolute URL the client addressed; query and fragment are ignored (section 4.3, point 9). */
+  url: string;
+  accessToken: string;
+  /** The token's `cnf.jkt` (RFC 9449 section 6): the thumbprint of the key it is bound to. */
+  boundKey: string;
+}
+
+export interface DpopVerifierOptions {
+  /** How far `iat` may lie in the past, in seconds; proofs are remembered this long to refuse replays. */
+  maxAgeSeconds?: number;
+  /** How far `iat` may lie in the future (clock skew), in seconds. */
+  futureSkewSeconds?: number;
+  /** Replays are told apart for at most this many proofs at a time. */
+  maxRememberedProofs?: number;
+  /** Server-issued nonces (section 9); without them, freshness rests on `iat` and `jti` alone. */
+  nonces?: DpopNonces | undefined;
+  now?: () => number;
+}
+
+export interface DpopVerifier {
+  /** Resolves when the proof holds for this request and token; rejects with one of the errors above. */
+  (request: DpopRequest): Promise<void>;
+}
+
+/**
+ * Checks, in the order of RFC 9449 section 4.3 and 7.1: one well-formed JWT with `typ: dpop+jwt`, an
+ * asymmetric `alg` and a public `jwk`, signed by that key; `jti`, `htm`, `htu`, `iat` present; `htm` and
+ * `htu` name this request; `iat` within the window; the nonce when one is required; `ath` is the hash of
+ * the token presented; the key is the one the token is bound to; and `jti` not seen in the window.
+ */
+export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerifier {
+  const maxAge = options.maxAgeSeconds ?? 300;
+  const skew = options.futureSkewSeconds ?? 5;
+  const now = options.now ?? (() => Date.now() / 1000);
+  const seen = new ProofIds(options.maxRememberedProofs ?? 100_000);
+
+  return async (request) => {
+    if (request.proof.includes(',')) throw new DpopProofError('More than one DPoP proof was sent');
+    let payload: JWTPayload;
+    let header: JWTHeaderParameters;
+    try {
+      ({ payload, protectedHeader: header } = await jwtVerify(request.proof, EmbeddedJWK, {
+        typ: 'dpop+jwt',
+        algorithms: [...DPOP_ALGORITHMS],
+      }));
+    } catch (error) {
+      if (error instanceof errors.JOSEError) {
+        throw new DpopProofError(`The DPoP proof is invalid: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+    const { jti, htm, htu, iat } = payload as Record<string, unknown>;
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > 256) {
+      throw new DpopProofError('The DPoP proof has no usable jti');
+    }
+    if (htm !== request.method) throw new DpopProofError('The DPoP proof is for another HTTP method');
+    if (typeof htu !== 'string' || !sameTarget(htu, request.url)) {
+      throw new DpopProofError('The DPoP proof is for another URL');
+    }
+    const time = now();
+    if (typeof iat !== 'number' || iat > time + skew || iat < time - maxAge) {
+      throw new DpopProofError('The DPoP proof is too old or from the future (iat)');
+    }
+    if (options.nonces && !options.nonces.accepts(payload.nonce, time)) {
+      throw new DpopNonceError(
+        payload.nonce === undefined ? 'The API requires a DPoP nonce' : 'The DPoP nonce is stale',
+        options.nonces.current(time),
+      );
+    }
+    if (payload.ath !== accessTokenHash(request.accessToken)) {
+      throw new DpopProofError('The DPoP proof is for another access token (ath)');
+    }
+    const thumbprint = await calculateJwkThumbprint(header.jwk as JWK, 'sha256');
+    if (thumbprint !== request.boundKey) {
+      throw new DpopProofError('The DPoP proof is signed with a key the access token is not bound to');
+    }
+    // Last, so that only proofs good in every other way take a place in the table.
+    seen.remember(`${thumbprint}.${jti}`, iat + maxAge + skew, time);
+  };
+}
+
+/** RFC 9449 section 4.2: `ath` is the base64url SHA-256 of the access token's ASCII text. */
+export function accessTokenHash(token: string): string {
+  return createHash('sha256').update(token, 'ascii').digest('base64url');
+}
+
+/**
+ * Section 4.3, point 9: `htu` names the request's URI without query and fragment, compared after the
+ * syntax-based normalisation of RFC 3986 6.2.2 (case of scheme and host, default port, dot segments,
+ * percent-encoding case), which WHATWG URL parsing performs.
+ */
+export function sameTarget(htu: string, requestUrl: string): boolean {
+  const target = (text: string) => {
+    const url = new URL(text);
+    return `${url.origin}${url.pathname}`;
+  };
+  try {
+    return target(htu) === target(requestUrl);
+  } catch {
+    return false;
+  }
+}
+
+/** The proofs accepted within the window, to refuse the same proof twice (section 11.1). */
+class ProofIds {
+  private readonly expiry = new Map<string, number>();
+  constructor(private readonly limit: number) {}
+
+  remember(id: string, expiresAt: number, now: number): void {
+    if (this.expiry.has(id)) throw new DpopProofError('The DPoP proof was already used (jti)');
+    if (this.expiry.size >= this.limit) {
+      // Entries arrive roughly in expiry order: drop expired ones from the front, stop at a live one
+      // (an expired entry kept behind it only costs memory, never lets a replay through).
+      for (const [key, at] of this.expiry) {
+        if (at > now) break;
+        this.expiry.delete(key);
+      }
+      if (this.expiry.size >= this.limit) {
+        throw new DpopReplayCacheFullError('Too many DPoP proofs in the window; try again shortly');
+      }
+    }
+    this.expiry.set(id, expiresAt);
+  }
+}
+
+/**
+ * Nonces without state (section 9): an HMAC of the current time slot. A nonce is good for its slot and
+ * the next, so one issued just before a slot ends still works; any instance with the same secret agrees.
+ */
+export class DpopNonces {
+  private readonly secret: Buffer;
+  constructor(
+    secret: string | undefined,
+    private readonly slotSeconds = 60,
+  ) {
+    this.secret = secret === undefined ? randomBytes(32) : Buffer.from(secret, 'utf8');
+  }
+
+  current(now: number): string {
+    return this.forSlot(Math.floor(now / this.slotSeconds));
+  }
+
+  accepts(nonce: unknown, now: number): boolean {
+    if (typeof nonce !== 'string') return false;
+    const slot = Math.floor(now / this.slotSeconds);
+    const given = Buffer.from(nonce);
+    return [slot, slot - 1].some((candidate) => {
+      const expected = Buffer.from(this.forSlot(candidate));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+  }
+
+  private forSlot(slot: number): string {
+    return createHmac('sha256', this.secret).update(`dpop-nonce.${slot}`).digest('base64url');
+  }
+}
