@@ -278,7 +278,7 @@ export class OidcSession implements AuthSession {
       await Promise.race([revocation, delay(REVOCATION_GRACE_MS)]);
       try {
         const request = await this.client.createSignoutRequest({
-          id_token_hint: user.id_token,
+          ...(user.id_token === undefined ? {} : { id_token_hint: user.id_token }),
           client_id: this.config.clientId,
           state: { at: this.env.now() },
         });
@@ -361,14 +361,14 @@ export class OidcSession implements AuthSession {
 
   private userFrom(response: SigninResponse, sub: string): User {
     return new User({
-      id_token: response.id_token,
+      ...(response.id_token === undefined ? {} : { id_token: response.id_token }),
       session_state: response.session_state,
       access_token: response.access_token,
-      refresh_token: response.refresh_token,
+      ...(response.refresh_token === undefined ? {} : { refresh_token: response.refresh_token }),
       token_type: response.token_type,
-      scope: response.scope,
+      ...(response.scope === undefined ? {} : { scope: response.scope }),
       profile: { ...response.profile, sub },
-      expires_at: response.expires_at,
+      ...(response.expires_at === undefined ? {} : { expires_at: response.expires_at }),
     });
   }
 
@@ -459,9 +459,9 @@ export class OidcSession implements AuthSession {
       const response = await this.client.useRefreshToken({
         state: {
           refresh_token: user.refresh_token,
-          id_token: user.id_token,
+          ...(user.id_token === undefined ? {} : { id_token: user.id_token }),
           session_state: user.session_state,
-          scope: user.scope,
+          ...(user.scope === undefined ? {} : { scope: user.scope }),
           profile: user.profile,
         },
         timeoutInSeconds: 10,
