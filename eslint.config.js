@@ -1,8 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import reactHooks from 'eslint-plugin-react-hooks';
-import { importX } from 'eslint-plugin-import-x';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import layers from './scripts/eslint-plugin-layers.mjs';
 import globals from 'globals';
 import { readdirSync } from 'node:fs';
 
@@ -48,15 +47,12 @@ export default tseslint.config(
   // The SPA: browser globals, hooks rules, and one-way imports between its layers (shared -> features -> app).
   {
     files: ['apps/web/src/**/*.{ts,tsx}'],
-    plugins: { 'react-hooks': reactHooks, 'import-x': importX },
+    plugins: { 'react-hooks': reactHooks, layers },
     languageOptions: { globals: { ...globals.browser } },
-    settings: {
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'apps/web/tsconfig.json' })],
-    },
     rules: {
       ...reactHooks.configs.recommended.rules,
-      'import-x/no-cycle': 'error',
-      'import-x/no-restricted-paths': [
+      'layers/no-cycle': 'error',
+      'layers/restricted-paths': [
         'error',
         {
           zones: [
@@ -75,6 +71,11 @@ export default tseslint.config(
               ],
               from: './apps/web/src/app',
               message: 'Only the app layer composes features; nothing imports it.',
+            },
+            {
+              target: ['./apps/web/src/auth', './apps/web/src/telemetry', './apps/web/src/config'],
+              from: './apps/web/src/features',
+              message: 'Sign-in, telemetry and config serve every feature; they never import one.',
             },
             {
               target: './apps/web/src/shared',

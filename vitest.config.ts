@@ -12,6 +12,7 @@ export default defineConfig({
             'apps/server/src/**/*.test.ts',
             'apps/dev-idp/src/**/*.test.ts',
             'packages/*/src/**/*.test.ts',
+            'scripts/**/*.test.ts',
           ],
           setupFiles: ['./scripts/vitest-setup-node.ts'],
           testTimeout: 30_000,

@@ -64,7 +64,7 @@ export async function recordTelemetry(
     post.status = response.status();
     if (hold) return; // Never answered; the page's navigation cancels the request.
     try {
-      post.answer = JSON.parse((await response.body()).toString('utf8')) as Post['answer'];
+      post.answer = JSON.parse((await response.body()).toString('utf8')) as NonNullable<Post['answer']>;
       await route.fulfill({ response });
     } catch {
       // The page went away meanwhile (a beacon at page hide): the collector has answered all the same.

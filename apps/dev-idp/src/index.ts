@@ -28,7 +28,7 @@ export interface DevIdpOptions {
   /** Resource indicator and audience of the API access tokens; default `${appOrigin}/api`. */
   apiResource?: string;
   /** Lifetime of access tokens and ID tokens; default 300. */
-  accessTokenTtlSeconds?: number;
+  accessTokenTtlSeconds?: number | undefined;
   /** `opaque`: access tokens are opaque (userinfo, introspection), not JWTs for the API; default `jwt`. */
   accessTokenFormat?: 'jwt' | 'opaque';
   /** Registers this confidential client, allowed to introspect the app's tokens (RFC 7662). */

@@ -62,7 +62,7 @@ export type MisbehaviourMode = (typeof MISBEHAVIOUR_MODES)[number] | AuthorizeEr
 export interface MisbehaviourSettings {
   mode: MisbehaviourMode | null;
   /** TTL of access and ID tokens issued from now on; omitted means the provider's configured TTL. */
-  accessTokenTtlSeconds?: number;
+  accessTokenTtlSeconds?: number | undefined;
 }
 
 const AUTHORIZE_ERROR = /^authorize-error:([a-z_]+)$/;

@@ -72,7 +72,9 @@ function operation(endpoint: Endpoint) {
 }
 
 /** JSON Schema's `format: date-time` says it; zod's long regex for it would only add noise. */
-const override: NonNullable<Parameters<typeof z.toJSONSchema>[1]>['override'] = ({ jsonSchema }) => {
+const override: NonNullable<NonNullable<Parameters<typeof z.toJSONSchema>[1]>['override']> = ({
+  jsonSchema,
+}) => {
   if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
 };
 
@@ -81,7 +83,7 @@ const override: NonNullable<Parameters<typeof z.toJSONSchema>[1]>['override'] = 
  * only nested in them (Tile) comes out of zod in a `__shared` entry: it becomes a component of its own.
  */
 function components(): Record<string, JsonSchema> {
-  const registry = z.registry<{ id: string }>();
+  const registry = z.registry<{ id?: string | undefined }>();
   for (const schema of [
     errorBodySchema,
     ...(Object.values(endpoints) as Endpoint[]).map((e) => e.response),

@@ -237,7 +237,7 @@ export class OidcSession implements AuthSession {
         request_type: 'si:r',
         scope,
         // RFC 9449 10: the code is bound to the key, so only this browser can redeem it.
-        ...(client === this.client ? {} : { dpopJkt: await this.dpopKey?.thumbprint() }),
+        ...(client === this.client || !this.dpopKey ? {} : { dpopJkt: await this.dpopKey.thumbprint() }),
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
@@ -358,7 +358,7 @@ export class OidcSession implements AuthSession {
       await Promise.race([revocation, delay(REVOCATION_GRACE_MS)]);
       try {
         const request = await this.client.createSignoutRequest({
-          id_token_hint: user.id_token,
+          ...(user.id_token === undefined ? {} : { id_token_hint: user.id_token }),
           client_id: this.config.clientId,
           state: { at: this.env.now() },
         });
@@ -492,14 +492,14 @@ export class OidcSession implements AuthSession {
 
   private userFrom(response: SigninResponse, sub: string, userInfo: Record<string, unknown> = {}): User {
     return new User({
-      id_token: response.id_token,
+      ...(response.id_token === undefined ? {} : { id_token: response.id_token }),
       session_state: response.session_state,
       access_token: response.access_token,
-      refresh_token: response.refresh_token,
+      ...(response.refresh_token === undefined ? {} : { refresh_token: response.refresh_token }),
       token_type: response.token_type,
-      scope: response.scope,
+      ...(response.scope === undefined ? {} : { scope: response.scope }),
       profile: { ...response.profile, ...userInfo, sub },
-      expires_at: response.expires_at,
+      ...(response.expires_at === undefined ? {} : { expires_at: response.expires_at }),
     });
   }
 
@@ -575,9 +575,9 @@ export class OidcSession implements AuthSession {
     const response = await client.useRefreshToken({
       state: {
         refresh_token: user.refresh_token ?? '',
-        id_token: user.id_token,
+        ...(user.id_token === undefined ? {} : { id_token: user.id_token }),
         session_state: user.session_state,
-        scope: user.scope,
+        ...(user.scope === undefined ? {} : { scope: user.scope }),
         profile: user.profile,
       },
       timeoutInSeconds: 10,

@@ -6,7 +6,7 @@ import { useAuth } from './auth-context';
  * signed out for a reason (renewal failed, provider unreachable) reads why and chooses, so a
  * failure never turns into a redirect loop.
  */
-export function RequireAuth({ children, role }: { children: ReactNode; role?: string }) {
+export function RequireAuth({ children, role }: { children: ReactNode; role?: string | undefined }) {
   const { state, signIn } = useAuth();
   const mustSignIn = state.status === 'signed-out' && !state.notice;
 

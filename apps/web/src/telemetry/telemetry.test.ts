@@ -142,13 +142,21 @@ describe('TelemetryClient', () => {
     expect(calls.at(-1)).toBe('view Home');
   });
 
-  it('switches off quietly when the SDK cannot load, with one warning', async () => {
+  it('switches off quietly when the SDK cannot load: one warning, and later calls load nothing again', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const client = new TelemetryClient(() => Promise.reject(new Error('blocked by an ad blocker')));
+    const load = vi.fn(() => Promise.reject(new Error('blocked by an ad blocker')));
+    const client = new TelemetryClient(load);
     client.start(() => Promise.resolve(runtime('implied')));
     await settle();
     expect(client.getConsent()).toBe('unavailable');
-    client.trackPageView('Home', 'http://localhost/');
     expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith('Usage telemetry is off: its code could not be loaded.');
+    // Tracking goes on in the app as if nothing happened: no error, no retry of the blocked script.
+    client.trackPageView('Home', 'http://localhost/');
+    client.trackException(new Error('later'));
+    await settle();
+    expect(load).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(client.getConsent()).toBe('unavailable');
   });
 });

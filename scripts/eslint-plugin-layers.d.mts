@@ -1,0 +1,4 @@
+import type { ESLint } from 'eslint';
+
+declare const layers: ESLint.Plugin;
+export default layers;
