@@ -33,3 +33,14 @@ export type {
   UsageRange,
   UsageReader,
 } from './queries.js';
+export { createAnalyticsQueries } from './analytics.js';
+export type { AnalyticsQueries } from './analytics.js';
+export { rateVital, vitalThresholds, webVitals } from './analytics-experience.js';
+export type {
+  Experience,
+  ExperienceBucket,
+  ExperiencePage,
+  VitalRating,
+  VitalSummary,
+  WebVitalName,
+} from './analytics-experience.js';
