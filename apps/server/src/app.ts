@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { UsageQueries } from '@gatehouse/collector';
+import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
@@ -22,6 +22,8 @@ export interface AppOptions {
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries;
+  /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
+  analytics?: AnalyticsQueries;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
 }
@@ -160,7 +162,10 @@ export function createApp(options: AppOptions) {
   }
   if (options.usage) {
     const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
-    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser }));
+    api.use(
+      '/usage',
+      createUsageRouter({ verify, queries: options.usage, analytics: options.analytics, isVerifiedUser }),
+    );
   }
   api.use((_req, res) => {
     res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });

@@ -1,3 +1,4 @@
+import { webVitals } from '@gatehouse/collector';
 import { RANGES, SESSION_ID_PATTERN, SESSIONS_LIMIT_MAX } from './usage.js';
 
 /**
@@ -22,6 +23,15 @@ const withPeriod = (properties: Record<string, unknown>, required: string[]) => 
 });
 const list = (name: string, item: string) =>
   withPeriod({ [name]: { type: 'array', items: ref(item) } }, [name]);
+
+const share = { type: 'number', minimum: 0, maximum: 1 } as const;
+const vitalRatings = ['good', 'needs-improvement', 'poor'] as const;
+/** An object keyed by web vital (absent: no value in the period). */
+const vitalsByName = (value: unknown) => ({
+  type: 'object',
+  properties: Object.fromEntries(webVitals.map((name) => [name, value])),
+  additionalProperties: false,
+});
 
 const rangeParameter = {
   name: 'range',
@@ -155,6 +165,10 @@ export const openApiDocument = {
         schema: { type: 'integer', minimum: 1, maximum: SESSIONS_LIMIT_MAX, default: 50 },
       },
     ]),
+    '/usage/experience': usageGet(
+      "Web vitals (LCP, INP, CLS, FCP, TTFB) over the period: overall and per landing page (top 100), the p75 with Google's rating and the shares in each rating; and the p75 per chart bucket (aligned as the timeseries')",
+      'Experience',
+    ),
     '/usage/users/{id}/export': {
       get: {
         tags: ['usage'],
@@ -405,6 +419,41 @@ export const openApiDocument = {
           message: text,
         },
       },
+      VitalSummary: {
+        type: 'object',
+        required: ['count', 'p75', 'rating', 'good', 'needsImprovement', 'poor'],
+        properties: {
+          count,
+          p75: { type: ['number', 'null'], description: 'Milliseconds, except CLS (a score)' },
+          rating: { type: ['string', 'null'], enum: [...vitalRatings, null] },
+          good: share,
+          needsImprovement: share,
+          poor: share,
+        },
+      },
+      Experience: withPeriod(
+        {
+          overall: vitalsByName(ref('VitalSummary')),
+          pages: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['page', 'vitals'],
+              properties: { page: { type: 'string' }, vitals: vitalsByName(ref('VitalSummary')) },
+            },
+          },
+          bucketMs: count,
+          trend: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['start', 'p75'],
+              properties: { start: time, p75: vitalsByName({ type: ['number', 'null'] }) },
+            },
+          },
+        },
+        ['overall', 'pages', 'bucketMs', 'trend'],
+      ),
       SessionTimeline: {
         type: 'object',
         required: ['sessionId', 'user', 'authenticated', 'verified', 'items', 'truncated'],

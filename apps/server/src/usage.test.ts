@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createCollector, type Collector, type UsageQueries } from '@gatehouse/collector';
+import {
+  createCollector,
+  type AnalyticsQueries,
+  type Collector,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import { SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
@@ -55,6 +60,7 @@ beforeAll(async () => {
     log: () => undefined,
     collector,
     usage: collector.usage,
+    analytics: collector.analytics,
     telemetryUserIds: new TelemetryUserIds(['a-secret-of-at-least-thirty-two-characters']),
   });
   server = app.listen(0, '127.0.0.1');
@@ -136,6 +142,7 @@ const endpoints = [
   '/api/usage/dependencies',
   '/api/usage/sessions',
   '/api/usage/sessions/sess-1/timeline',
+  '/api/usage/experience',
 ];
 
 describe('the usage API', () => {
@@ -225,6 +232,11 @@ describe('the usage API', () => {
       { type: 'pageview', name: 'Home', operationId: 'op-1' },
       { type: 'dependency', name: 'GET /api/me', operationId: 'op-1', success: false },
     ]);
+    // No web vitals stored: empty figures, every chart bucket listed (the query: analytics-experience.test.ts).
+    const experience = await asAdmin('/api/usage/experience?range=7d');
+    expect(experience.body).toMatchObject({ range: '7d', overall: {}, pages: [], bucketMs: 6 * 3_600_000 });
+    expect(experience.body.trend).toHaveLength(28);
+    expect((await asAdmin('/api/usage/experience?range=2d')).status).toBe(400);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing).toMatchObject({ status: 404, body: { error: 'not_found' } });
   });
@@ -326,11 +338,12 @@ describe('the OpenAPI description', () => {
     const router = createUsageRouter({
       verify: () => Promise.reject(new Error()),
       queries: {} as UsageQueries,
+      analytics: {} as AnalyticsQueries,
     });
     const routes = (router.stack as { route?: { path: string } }[])
       .flatMap((layer) => (layer.route ? [layer.route.path] : []))
       .map((path) => `/usage${path.replace(/:(\w+)/g, '{$1}')}`);
-    expect(routes).toHaveLength(9);
+    expect(routes).toHaveLength(10);
     const documented = Object.keys(openApiDocument.paths);
     expect(documented.sort()).toEqual([...routes, '/me', '/openapi.json', '/telemetry-user'].sort());
     for (const [path, methods] of Object.entries(openApiDocument.paths)) {

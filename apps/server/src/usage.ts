@@ -4,11 +4,14 @@ import {
   SESSIONS_LIMIT,
   USER_ID,
   usageRanges,
+  type AnalyticsQueries,
   type UsageQueries,
   type UsageRange,
 } from '@gatehouse/collector';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express from 'express';
 import { z } from 'zod';
+import { analyticsRoutes } from './analytics.js';
+import { answer, BadRequest, parse, range, rangeQuery } from './api-answer.js';
 import { requireBearer, type ApiUser } from './auth/bearer.js';
 
 /** The collector's: what its queries accept. */
@@ -19,12 +22,12 @@ export const SESSION_ID_PATTERN = SESSION_ID.source;
 export interface UsageRouterOptions {
   verify: (token: string) => Promise<ApiUser>;
   queries: UsageQueries;
+  /** The product analytics (analytics.ts); without them those endpoints answer 404. */
+  analytics?: AnalyticsQueries | undefined;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
 }
 
-const range = z.enum(RANGES, { error: `must be one of ${RANGES.join(', ')}` }).default('24h');
-const rangeQuery = z.strictObject({ range });
 const sessionsQuery = z.strictObject({
   range,
   limit: z
@@ -46,48 +49,6 @@ const userParams = z.object({
   id: z.string().regex(USER_ID, 'must be a user id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
 });
 
-/** One message naming every bad parameter: "range must be one of …; limit must be …". */
-export function describeIssues(error: z.ZodError): string {
-  const parts = error.issues.flatMap((issue) => {
-    if (issue.code === 'unrecognized_keys')
-      return issue.keys.map((key) => `${key} is not a parameter of this endpoint`);
-    const name = issue.path.map(String).join('.') || 'the request';
-    return [`${name} ${issue.message}`];
-  });
-  return `${[...new Set(parts)].join('; ')}.`;
-}
-
-class BadRequest extends Error {}
-
-function parse<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new BadRequest(describeIssues(result.error));
-  return result.data;
-}
-
-type Handler = (req: Request) => Promise<unknown>;
-
-/** JSON, never cached; a BadRequest becomes 400 with its message, anything else goes to the app's error handler. */
-function answer(handler: Handler) {
-  return async (req: Request, res: Response, next: NextFunction) => {
-    res.set('Cache-Control', 'no-store');
-    try {
-      const body = await handler(req);
-      if (body === null) {
-        res.status(404).json({ error: 'not_found', message: 'There is no session with this id.' });
-        return;
-      }
-      res.json(body);
-    } catch (error) {
-      if (error instanceof BadRequest) {
-        res.status(400).json({ error: 'invalid_request', message: error.message });
-        return;
-      }
-      next(error);
-    }
-  };
-}
-
 /**
  * The usage API (`/api/usage/...`) for the admin dashboard: admins only (the `admin` role, read from the
  * configured roles claim), every input validated. Described in openapi.ts.
@@ -95,6 +56,7 @@ function answer(handler: Handler) {
 export function createUsageRouter({
   verify,
   queries,
+  analytics,
   isVerifiedUser = () => false,
 }: UsageRouterOptions): express.Router {
   const router = express.Router();
@@ -189,5 +151,6 @@ export function createUsageRouter({
       return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
     }),
   );
+  if (analytics) analyticsRoutes(router, analytics);
   return router;
 }
