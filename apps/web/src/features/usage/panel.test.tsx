@@ -78,4 +78,24 @@ describe('LineChart', () => {
     expect(table.textContent).toContain('1,234');
     expect(container.querySelectorAll('polyline')).toHaveLength(1);
   });
+
+  it('leaves a gap where nothing was measured, rather than drawing a zero', () => {
+    const { container } = render(
+      <LineChart
+        title="LCP"
+        points={[
+          { start: '2026-11-21T10:00:00Z', lcp: 1200 },
+          { start: '2026-11-21T11:00:00Z', lcp: 1300 },
+          { start: '2026-11-21T12:00:00Z', lcp: null },
+          { start: '2026-11-21T13:00:00Z', lcp: 1100 },
+        ]}
+        format={(v) => `${v} ms`}
+        series={[{ key: 'lcp', label: 'LCP', className: 's1' }]}
+      />,
+    );
+    const lines = [...container.querySelectorAll('polyline')].map((l) => l.getAttribute('points'));
+    expect(lines.map((points) => points?.split(' ').length)).toEqual([2, 1]);
+    const cells = [...container.querySelectorAll('td')].map((td) => td.textContent);
+    expect(cells).toEqual(['1200 ms', '1300 ms', '—', '1100 ms']);
+  });
 });

@@ -111,3 +111,26 @@ export interface TimelineItem {
   success: boolean | null;
   message: string | null;
 }
+
+/** The web vitals the Experience section shows, in the order it shows them. */
+export const VITALS = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
+export type Vital = (typeof VITALS)[number];
+export type VitalRating = 'good' | 'needs-improvement' | 'poor';
+
+export interface VitalSummary {
+  count: number;
+  /** Milliseconds, except CLS (a score). */
+  p75: number | null;
+  rating: VitalRating | null;
+  /** Shares, 0–1. */
+  good: number;
+  needsImprovement: number;
+  poor: number;
+}
+
+export interface Experience extends Period {
+  overall: Partial<Record<Vital, VitalSummary>>;
+  pages: { page: string; vitals: Partial<Record<Vital, VitalSummary>> }[];
+  bucketMs: number;
+  trend: { start: string; p75: Record<Vital, number | null> }[];
+}

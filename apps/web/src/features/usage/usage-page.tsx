@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
+import { ExperiencePanel } from './experience-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
 import { UserLabel } from './user-label';
@@ -11,6 +12,7 @@ import {
   TILES,
   type Dependencies,
   type Exceptions,
+  type Experience,
   type Overview,
   type Pages,
   type Range,
@@ -37,6 +39,7 @@ export default function UsagePage() {
   const exceptions = useApiQuery<Exceptions>(`/api/usage/exceptions?range=${range}`, every);
   const dependencies = useApiQuery<Dependencies>(`/api/usage/dependencies?range=${range}`, every);
   const sessions = useApiQuery<Sessions>(`/api/usage/sessions?range=${range}&limit=20`, every);
+  const experience = useApiQuery<Experience>(`/api/usage/experience?range=${range}`, every);
 
   return (
     <section className="page wide">
@@ -108,6 +111,8 @@ export default function UsagePage() {
           </div>
         )}
       </Panel>
+
+      <ExperiencePanel query={experience} />
 
       <Panel title="Pages" query={pages} isEmpty={(data) => data.pages.length === 0}>
         {({ pages: rows }) => (
