@@ -188,6 +188,15 @@ describe('TelemetryClient', () => {
       });
     });
 
+    it('measured before the first page view wait for it, so they carry its name', async () => {
+      const { sdk, client, measure } = withVitals('implied');
+      await settle();
+      measure({ name: 'FCP', value: 900, rating: 'good', navigationType: 'navigate' });
+      expect(sdk.trackMetric).not.toHaveBeenCalled();
+      client.trackPageView('Home', 'http://localhost/');
+      expect(sdk.trackMetric).toHaveBeenCalledWith('FCP', 900, expect.objectContaining({ page: 'Home' }));
+    });
+
     it('are watched once per page load, and dropped once the visitor declines', async () => {
       const { sdk, client, loadVitals, measure } = withVitals('implied');
       client.trackPageView('Home', 'http://localhost/');

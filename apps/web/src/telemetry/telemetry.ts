@@ -40,6 +40,8 @@ export class TelemetryClient {
   private userGeneration = 0;
   /** The first page view's name: the page this load's web vitals belong to. */
   private landingPage: string | undefined;
+  /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
+  private vitalsBeforeLanding: WebVital[] = [];
   private watchingVitals = false;
 
   constructor(
@@ -91,7 +93,12 @@ export class TelemetryClient {
   }
 
   trackPageView(name: string, uri: string, durationMs?: number): void {
-    this.landingPage ??= name;
+    if (this.landingPage === undefined) {
+      this.landingPage = name;
+      const early = this.vitalsBeforeLanding;
+      this.vitalsBeforeLanding = [];
+      for (const vital of early) this.trackWebVital(vital);
+    }
     this.run((sdk) => sdk.trackPageView(name, uri, durationMs));
   }
 
@@ -197,7 +204,8 @@ export class TelemetryClient {
 
   /**
    * This page load's web vitals, as metrics named after them (customMetrics in Azure Monitor), each
-   * with the landing page's name; the SDK gives them the page view's operation id. Once per load:
+   * with the landing page's name (those measured before the first page view wait for it: the callback
+   * route has none); the SDK gives them the page view's operation id. Once per load:
    * web-vitals measures the document, not the router's later pages. A chunk that fails to load costs
    * the vitals only.
    */
@@ -206,15 +214,16 @@ export class TelemetryClient {
     this.watchingVitals = true;
     this.loadWebVitals().then(
       ({ watchWebVitals }) =>
-        watchWebVitals(({ name, value, rating, navigationType }) =>
-          this.trackMetric(name, value, {
-            page: this.landingPage ?? '',
-            rating,
-            navigationType,
-          }),
-        ),
+        watchWebVitals((vital) => {
+          if (this.landingPage === undefined) this.vitalsBeforeLanding.push(vital);
+          else this.trackWebVital(vital);
+        }),
       () => console.warn('Web vitals are not reported: their code could not be loaded.'),
     );
+  }
+
+  private trackWebVital({ name, value, rating, navigationType }: WebVital): void {
+    this.trackMetric(name, value, { page: this.landingPage ?? '', rating, navigationType });
   }
 
   /** Sends what waited, once the SDK is there and no user id is awaited. */

@@ -1,0 +1,73 @@
+import { expect, test, type Page } from '@playwright/test';
+import { ACCOUNTS, logInAtProvider, startServer, type StartedServer } from './support';
+import { hidePage, recordTelemetry } from './telemetry-support';
+
+/** A Gatehouse of its own with an empty store, so the Experience panel shows this test's vitals only. */
+let fresh: StartedServer;
+
+test.beforeAll(async () => {
+  fresh = await startServer(50, { TELEMETRY_CONSENT: 'implied' });
+});
+
+test.afterAll(async () => {
+  await fresh.stop();
+});
+
+/**
+ * The tab goes to the background, as when the user switches tabs: web-vitals reports its final LCP, CLS
+ * and INP on `visibilitychange` to hidden, and the SDK hands pending items over on page hide.
+ */
+async function sendToBackground(page: Page) {
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await hidePage(page);
+}
+
+test('web vitals reach the collector with their page view, and an admin sees them rated', async ({
+  page,
+}) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto(fresh.origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, fresh.provider);
+  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  // An interaction (INP's input) and a route change: the vitals still belong to the landing page.
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
+  await sendToBackground(page);
+
+  const vitals = () => telemetry.ofType('MetricData');
+  await expect
+    .poll(() => vitals().map((e) => (e.data.baseData.metrics as { name: string }[])[0]?.name))
+    .toEqual(expect.arrayContaining(['LCP', 'CLS', 'FCP', 'TTFB']));
+  // Each one carries its page load's operation id: that of a page view named as its `page` property.
+  const pageViews = telemetry.ofType('PageviewData');
+  for (const vital of vitals()) {
+    const properties = vital.data.baseData.properties as Record<string, string>;
+    expect(['good', 'needs-improvement', 'poor']).toContain(properties.rating);
+    const view = pageViews.find((v) => v.tags['ai.operation.id'] === vital.tags['ai.operation.id']);
+    expect(view?.data.baseData.name, JSON.stringify(vital)).toBe(properties.page);
+  }
+  // The store has them: the admin's dashboard shows the Experience panel, rated, each figure in a table, within the screen.
+  await page.setViewportSize({ width: 800, height: 700 });
+  await page.goto(`${fresh.origin}/usage`);
+  const experience = page.getByRole('region', { name: 'Experience' });
+  await expect
+    .poll(async () => {
+      await page.reload();
+      await expect(experience).toHaveAttribute('aria-busy', 'false');
+      return experience.getByTestId('vitals-pages-table').count();
+    })
+    .toBe(1);
+  const landing = experience.getByTestId('vitals-pages-table').getByRole('row', { name: /^Home/ });
+  await expect(landing).toContainText(/good|needs improvement|poor/);
+  const lcp = experience.getByTestId('vitals-table').getByRole('row', { name: /Largest Contentful Paint/ });
+  await expect(lcp).toContainText(/\d+ ms|\d\.\d\d s/);
+  await expect(lcp).toContainText(/% good/);
+  await expect(experience.getByText('p75 of CLS: as a table')).toBeVisible();
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+  ).toBeLessThanOrEqual(0);
+});
