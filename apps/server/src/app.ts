@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
 import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
@@ -6,7 +7,6 @@ import helmet from 'helmet';
 import { createTokenVerifier, requireBearer, type ApiUser } from './auth/bearer.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
-import { openApiDocument } from './openapi.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
@@ -149,6 +149,7 @@ export function createApp(options: AppOptions) {
     const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
     res.json(user);
   });
+  const openApiDocument = createOpenApiDocument();
   api.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
@@ -168,7 +169,7 @@ export function createApp(options: AppOptions) {
     );
   }
   api.use((_req, res) => {
-    res.status(404).json({ error: 'not_found', message: 'There is no API endpoint at this path.' });
+    res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));
   });
   app.use('/api', api);
 
@@ -213,15 +214,16 @@ export function createApp(options: AppOptions) {
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500)
       log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    res.status(status).json({
-      error: status >= 500 ? 'server_error' : 'bad_request',
-      message:
+    // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
+    res
+      .status(status)
+      .json(
         status === 503
-          ? (error as Error).message
+          ? errorBody('provider_unavailable', (error as Error).message)
           : status >= 500
-            ? 'Something went wrong on the server.'
-            : 'The request is invalid.',
-    });
+            ? errorBody('server_error', 'Something went wrong on the server.')
+            : errorBody('bad_request', 'The request is invalid.'),
+      );
   };
   app.use(onError);
   return app;

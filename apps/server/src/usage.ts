@@ -1,57 +1,97 @@
 import { once } from 'node:events';
 import {
-  SESSION_ID,
-  SESSIONS_LIMIT,
-  USER_ID,
-  usageRanges,
-  type AnalyticsQueries,
-  type UsageQueries,
+  endpoints,
+  errorBody,
+  type EndpointName,
+  type ParamsOf,
+  type QueryOf,
+  type ResponseOf,
   type UsageRange,
-} from '@gatehouse/collector';
-import express from 'express';
-import { z } from 'zod';
-import { analyticsRoutes } from './analytics.js';
-import { answer, BadRequest, parse, range, rangeQuery } from './api-answer.js';
+} from '@gatehouse/api-contract';
+import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { z } from 'zod';
 import { requireBearer, type ApiUser } from './auth/bearer.js';
-
-/** The collector's: what its queries accept. */
-export const RANGES = usageRanges;
-export const SESSIONS_LIMIT_MAX = SESSIONS_LIMIT.max;
-export const SESSION_ID_PATTERN = SESSION_ID.source;
 
 export interface UsageRouterOptions {
   verify: (token: string) => Promise<ApiUser>;
   queries: UsageQueries;
-  /** The product analytics (analytics.ts); without them those endpoints answer 404. */
+  /** The product analytics (web vitals, ...); without them those endpoints answer 404. */
   analytics?: AnalyticsQueries | undefined;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
 }
 
-const sessionsQuery = z.strictObject({
-  range,
-  limit: z
-    .string({ error: 'must be a whole number' })
-    .regex(/^\d{1,4}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(1, 'must be at least 1')
-        .max(SESSIONS_LIMIT_MAX, `must be at most ${SESSIONS_LIMIT_MAX}`),
-    )
-    .optional(),
-});
-const sessionParams = z.object({
-  id: z.string().regex(SESSION_ID, 'must be a session id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
-});
-const userParams = z.object({
-  id: z.string().regex(USER_ID, 'must be a user id (1–128 of A–Z a–z 0–9 + / = _ . : -)'),
-});
+/** One message naming every bad parameter: "range must be one of …; limit must be …". */
+export function describeIssues(error: z.ZodError): string {
+  const parts = error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys')
+      return issue.keys.map((key) => `${key} is not a parameter of this endpoint`);
+    const name = issue.path.map(String).join('.') || 'the request';
+    return [`${name} ${issue.message}`];
+  });
+  return `${[...new Set(parts)].join('; ')}.`;
+}
+
+class BadRequest extends Error {}
+
+function parse<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new BadRequest(describeIssues(result.error));
+  return result.data;
+}
+
+type Usage = {
+  [N in EndpointName]: N extends `usage${string}` ? N : never;
+}[EndpointName];
+
+/** The request's path parameters and query, as the endpoint describes them; a BadRequest otherwise. */
+function input<N extends Usage>(name: N, req: Request): { params: ParamsOf<N>; query: QueryOf<N> } {
+  const endpoint = endpoints[name] as { params?: z.ZodType; query?: z.ZodType };
+  return {
+    params: (endpoint.params ? parse(endpoint.params, req.params) : {}) as ParamsOf<N>,
+    query: (endpoint.query ? parse(endpoint.query, req.query) : {}) as QueryOf<N>,
+  };
+}
+
+/**
+ * The route of one endpoint of the contract: JSON, never cached; a BadRequest becomes 400 with its
+ * message, null a 404, anything else goes to the app's error handler.
+ */
+function route<N extends Usage>(
+  router: express.Router,
+  name: N,
+  handler: (input: { params: ParamsOf<N>; query: QueryOf<N> }) => Promise<ResponseOf<N> | null>,
+) {
+  const { method, path } = endpoints[name];
+  router[method](toExpressPath(path), async (req: Request, res: Response, next: NextFunction) => {
+    res.set('Cache-Control', 'no-store');
+    try {
+      const body = await handler(input(name, req));
+      if (body === null) {
+        res.status(404).json(errorBody('not_found', 'There is no session with this id.'));
+        return;
+      }
+      res.json(body);
+    } catch (error) {
+      if (error instanceof BadRequest) {
+        res.status(400).json(errorBody('invalid_request', error.message));
+        return;
+      }
+      next(error);
+    }
+  });
+}
+
+/** `/usage/sessions/{id}` (OpenAPI) as the usage router's `/sessions/:id`. */
+function toExpressPath(path: string): string {
+  return path.replace(/^\/usage/, '').replace(/\{(\w+)\}/g, ':$1');
+}
 
 /**
  * The usage API (`/api/usage/...`) for the admin dashboard: admins only (the `admin` role, read from the
- * configured roles claim), every input validated. Described in openapi.ts.
+ * configured roles claim), every input validated against the endpoint's description in
+ * @gatehouse/api-contract.
  */
 export function createUsageRouter({
   verify,
@@ -64,56 +104,37 @@ export function createUsageRouter({
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: { range: UsageRange; now: number }) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
-  router.get(
-    '/overview',
-    answer(async (req) => {
-      const { range } = parse(rangeQuery, req.query);
-      const overview = await queries.overview({ range });
-      const [value, previous] = await Promise.all([
-        verifiedCount({ range, now: Date.parse(overview.to) }),
-        verifiedCount({ range, now: Date.parse(overview.from) }),
-      ]);
-      const change = previous === 0 ? null : (value - previous) / previous;
-      return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
-    }),
-  );
-  router.get(
-    '/timeseries',
-    answer((req) => queries.timeseries(parse(rangeQuery, req.query))),
-  );
-  router.get(
-    '/pages',
-    answer((req) => queries.pages(parse(rangeQuery, req.query))),
-  );
-  router.get(
-    '/exceptions',
-    answer((req) => queries.exceptions(parse(rangeQuery, req.query))),
-  );
-  router.get(
-    '/dependencies',
-    answer((req) => queries.dependencies(parse(rangeQuery, req.query))),
-  );
-  router.get(
-    '/sessions',
-    answer(async (req) => {
-      const { range, limit } = parse(sessionsQuery, req.query);
-      const answer = await queries.sessions(limit === undefined ? { range } : { range, limit });
-      return {
-        ...answer,
-        sessions: answer.sessions.map((s) => ({ ...s, verified: s.authenticated && isVerifiedUser(s.user) })),
-      };
-    }),
-  );
-  // One user's items, for access and erasure requests (README: "Access and erasure requests").
-  router.get('/users/:id/export', async (req, res, next) => {
+  route(router, 'usageOverview', async ({ query: { range } }) => {
+    const overview = await queries.overview({ range });
+    const [value, previous] = await Promise.all([
+      verifiedCount({ range, now: Date.parse(overview.to) }),
+      verifiedCount({ range, now: Date.parse(overview.from) }),
+    ]);
+    const change = previous === 0 ? null : (value - previous) / previous;
+    return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
+  });
+  route(router, 'usageTimeseries', ({ query }) => queries.timeseries(query));
+  route(router, 'usagePages', ({ query }) => queries.pages(query));
+  route(router, 'usageExceptions', ({ query }) => queries.exceptions(query));
+  route(router, 'usageDependencies', ({ query }) => queries.dependencies(query));
+  route(router, 'usageSessions', async ({ query: { range, limit } }) => {
+    const answer = await queries.sessions(limit === undefined ? { range } : { range, limit });
+    return {
+      ...answer,
+      sessions: answer.sessions.map((s) => ({ ...s, verified: s.authenticated && isVerifiedUser(s.user) })),
+    };
+  });
+  // One user's items, for access and erasure requests (README: "Access and erasure requests"). Streamed:
+  // not JSON, so not through route().
+  const { path: exportPath } = endpoints.usageUserExport;
+  router.get(toExpressPath(exportPath), async (req, res, next) => {
     res.set('Cache-Control', 'no-store');
     let user: string;
     try {
-      ({ id: user } = parse(userParams, req.params));
-      parse(z.strictObject({}), req.query);
+      ({ id: user } = input('usageUserExport', req).params);
     } catch (error) {
       if (error instanceof BadRequest)
-        return void res.status(400).json({ error: 'invalid_request', message: error.message });
+        return void res.status(400).json(errorBody('invalid_request', error.message));
       return next(error);
     }
     res.attachment(`telemetry-${user.replace(/[^\w.-]/g, '_')}.ndjson`);
@@ -134,23 +155,13 @@ export function createUsageRouter({
       res.destroy(error as Error); // The client sees a cut answer, never a partial one that looks whole.
     }
   });
-  router.delete(
-    '/users/:id',
-    answer(async (req) => {
-      const { id } = parse(userParams, req.params);
-      parse(z.strictObject({}), req.query);
-      return { erased: await queries.eraseUser(id) };
-    }),
-  );
-  router.get(
-    '/sessions/:id/timeline',
-    answer(async (req) => {
-      const { id } = parse(sessionParams, req.params);
-      parse(z.strictObject({}), req.query);
-      const timeline = await queries.sessionTimeline(id);
-      return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
-    }),
-  );
-  if (analytics) analyticsRoutes(router, analytics);
+  route(router, 'usageUserErase', async ({ params: { id } }) => ({ erased: await queries.eraseUser(id) }));
+  route(router, 'usageSessionTimeline', async ({ params: { id } }) => {
+    const timeline = await queries.sessionTimeline(id);
+    return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
+  });
+  if (analytics) {
+    route(router, 'usageExperience', ({ query }) => analytics.experience(query));
+  }
   return router;
 }

@@ -1,3 +1,4 @@
+import { experienceSchema } from '@gatehouse/api-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateVital } from './analytics-experience.js';
 import { browserContext, browserEnvelope, browserRequest } from './test-support/browser-envelopes.js';
@@ -56,6 +57,8 @@ describe('experience', () => {
 
   it('per page: p75 of each vital, its rating, and the shares in each rating', async () => {
     const e = await running.collector.analytics.experience({ range: '24h', now: NOW });
+    // The API's description of the answer, as the server sends it.
+    expect(experienceSchema.parse(e)).toEqual(e);
     expect(e.from).toBe(new Date(NOW - DAY).toISOString());
     expect(e.pages.map((p) => p.page)).toEqual(['Home', '', 'Profile']);
     const home = e.pages[0]?.vitals;

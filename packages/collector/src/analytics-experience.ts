@@ -1,4 +1,11 @@
 import {
+  webVitals,
+  type Experience,
+  type VitalRating,
+  type VitalSummary,
+  type WebVitalName,
+} from '@gatehouse/api-contract';
+import {
   bucketedPeriod,
   describePeriod,
   iso,
@@ -8,7 +15,6 @@ import {
   period,
   strOrNull,
   ts,
-  type Period,
   type UsageOptions,
   type UsageReader,
 } from './queries.js';
@@ -17,9 +23,6 @@ import {
  * The Experience section's query: the web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts)
  * as metrics named LCP, INP, CLS, FCP and TTFB, each with the landing page's name in its `page` property.
  */
-
-export const webVitals = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
-export type WebVitalName = (typeof webVitals)[number];
 
 /**
  * Google's thresholds: a value up to `good` is good, above `poor` is poor, between needs improvement.
@@ -34,47 +37,13 @@ export const vitalThresholds: Record<WebVitalName, { good: number; poor: number 
   TTFB: { good: 800, poor: 1800 },
 };
 
-export type VitalRating = 'good' | 'needs-improvement' | 'poor';
-
 export function rateVital(name: WebVitalName, value: number): VitalRating {
   const { good, poor } = vitalThresholds[name];
   return value <= good ? 'good' : value <= poor ? 'needs-improvement' : 'poor';
 }
 
-export interface VitalSummary {
-  /** How many values were reported. */
-  count: number;
-  /** The 75th percentile, as Google rates a page by; null without values. */
-  p75: number | null;
-  /** The p75's rating. */
-  rating: VitalRating | null;
-  /** Shares of the values (0–1) in each rating. */
-  good: number;
-  needsImprovement: number;
-  poor: number;
-}
-
-export interface ExperiencePage {
-  /** The landing page's name (its page view's). */
-  page: string;
-  vitals: Partial<Record<WebVitalName, VitalSummary>>;
-}
-
-export interface ExperienceBucket {
-  /** Start of the bucket, ISO 8601. */
-  start: string;
-  /** The p75 of each vital in the bucket; null without values. */
-  p75: Record<WebVitalName, number | null>;
-}
-
-export interface Experience extends Period {
-  /** Over every page. */
-  overall: Partial<Record<WebVitalName, VitalSummary>>;
-  /** Most reported pages first, at most LIST_LIMIT. */
-  pages: ExperiencePage[];
-  bucketMs: number;
-  trend: ExperienceBucket[];
-}
+type ExperiencePage = Experience['pages'][number];
+type ExperienceBucket = Experience['trend'][number];
 
 const thresholdRows = webVitals
   .map((name) => `('${name}', ${vitalThresholds[name].good}, ${vitalThresholds[name].poor})`)

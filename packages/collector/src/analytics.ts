@@ -1,4 +1,5 @@
-import { queryExperience, type Experience } from './analytics-experience.js';
+import type { Experience } from '@gatehouse/api-contract';
+import { queryExperience } from './analytics-experience.js';
 import type { UsageOptions, UsageReader } from './queries.js';
 
 /** The dashboard's product-analytics queries (issue 13), beside the usage ones (queries.ts). */

@@ -35,12 +35,4 @@ export type {
 } from './queries.js';
 export { createAnalyticsQueries } from './analytics.js';
 export type { AnalyticsQueries } from './analytics.js';
-export { rateVital, vitalThresholds, webVitals } from './analytics-experience.js';
-export type {
-  Experience,
-  ExperienceBucket,
-  ExperiencePage,
-  VitalRating,
-  VitalSummary,
-  WebVitalName,
-} from './analytics-experience.js';
+export { rateVital, vitalThresholds } from './analytics-experience.js';

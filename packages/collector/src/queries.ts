@@ -1,5 +1,34 @@
 import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import {
+  SESSION_ID,
+  SESSIONS_LIMIT,
+  USER_ID,
+  type Overview as ApiOverview,
+  type Dependencies,
+  type Exceptions,
+  type Pages,
+  type SessionRow as ApiSessionRow,
+  type SessionTimeline as ApiSessionTimeline,
+  type Tile,
+  type TileKey,
+  type Timeseries,
+  type TimeseriesBucket,
+  type UsageRange,
+} from '@gatehouse/api-contract';
 import type { Envelope, TelemetryStore } from './store.js';
+
+// The API's own (one description of the usage API for the server, the SPA and these queries).
+export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
+export type {
+  DependencyRow,
+  ExceptionGroup,
+  PageRow,
+  Tile,
+  TimelineItem,
+  Timeseries,
+  TimeseriesBucket,
+  UsageRange,
+} from '@gatehouse/api-contract';
 
 /**
  * The usage dashboard's queries over the collector's `items` table (docs/decisions/0004-collector-store.md):
@@ -7,9 +36,6 @@ import type { Envelope, TelemetryStore } from './store.js';
  * typed columns only (DuckDB's zone maps on `time` skip what is outside), except where a sample envelope
  * is wanted (one per exception group).
  */
-
-export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
-export type UsageRange = (typeof usageRanges)[number];
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -25,13 +51,10 @@ export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number
 
 /** Most rows a list answers (pages, exceptions, dependencies). */
 export const LIST_LIMIT = 100;
-export const SESSIONS_LIMIT = { default: 50, max: 500 } as const;
 /** Most items a session timeline answers. */
 export const TIMELINE_LIMIT = 1000;
 /** Beyond this many distinct signed-in ids in one period, the rest are not checked (and not counted). */
 export const SIGNED_IN_IDS_LIMIT = 100_000;
-/** What a session id may look like (the SDKs' ids: base64 characters, a GUID, ...). */
-export const SESSION_ID = /^[A-Za-z0-9+/=_.:-]{1,128}$/;
 
 export interface UsageOptions {
   range?: UsageRange;
@@ -40,115 +63,24 @@ export interface UsageOptions {
 }
 
 /** The period asked for: [from, to). ISO 8601 times. */
-export interface Period {
-  range: UsageRange;
-  from: string;
-  to: string;
-}
+export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
 
-export interface Tile {
-  value: number;
-  /** The value over the previous period of equal length. */
-  previous: number;
-  /** (value − previous) / previous; null when previous is 0. */
-  change: number | null;
-}
-
-export interface Overview extends Period {
-  previousFrom: string;
-  tiles: Record<'users' | 'signedInUsers' | 'sessions' | 'pageViews' | 'exceptions' | 'failedCalls', Tile>;
-}
-
-export interface TimeseriesBucket {
-  /** Start of the bucket, ISO 8601; the bucket is [start, start + bucketMs). */
-  start: string;
-  users: number;
-  sessions: number;
-  pageViews: number;
-  exceptions: number;
-  failedCalls: number;
-}
-
-export interface Timeseries extends Period {
-  bucketMs: number;
-  buckets: TimeseriesBucket[];
-}
-
-export interface PageRow {
-  name: string;
-  views: number;
-  users: number;
-  avgDurationMs: number | null;
-  p95DurationMs: number | null;
-}
-
-export interface ExceptionGroup {
-  /** The first exception's type name. */
-  type: string | null;
-  message: string | null;
-  topFrame: string | null;
-  /** The problem id the sender gave, if any (from the latest occurrence). */
-  problemId: string | null;
-  count: number;
-  usersAffected: number;
-  firstSeen: string;
-  lastSeen: string;
-  /** The stack of the latest occurrence. */
-  sampleStack: string | null;
-}
-
-export interface DependencyRow {
-  target: string | null;
-  name: string | null;
-  count: number;
-  failures: number;
-  /** failures / count, 0–1. */
-  failureRate: number;
-  p50DurationMs: number | null;
-  p95DurationMs: number | null;
-}
-
-export interface SessionRow {
-  sessionId: string;
-  /** The pseudonymous authenticated user id when the session has one, else the anonymous user id. */
-  user: string | null;
-  authenticated: boolean;
-  start: string;
-  /** From the first to the last item of the session within the period. */
-  lengthMs: number;
-  pages: number;
-  /** Exceptions and failed calls. */
-  errors: number;
-}
-
-export interface TimelineItem {
-  time: string;
-  type: string;
-  name: string | null;
-  url: string | null;
-  operationId: string | null;
-  durationMs: number | null;
-  success: boolean | null;
-  resultCode: string | null;
-  target: string | null;
-  message: string | null;
-}
-
-export interface SessionTimeline {
-  sessionId: string;
-  user: string | null;
-  authenticated: boolean;
-  items: TimelineItem[];
-  /** More than TIMELINE_LIMIT items: only the first ones are listed. */
-  truncated: boolean;
-}
+/**
+ * The answers' shapes are the API's (@gatehouse/api-contract), less what only the server knows: whether
+ * a signed-in user id is one it issued (`verified`, `verifiedUsers`).
+ */
+export type Overview = Omit<ApiOverview, 'tiles'> & {
+  tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
+};
+export type SessionRow = Omit<ApiSessionRow, 'verified'>;
+export type SessionTimeline = Omit<ApiSessionTimeline, 'verified'>;
 
 export interface UsageQueries {
   overview(options?: UsageOptions): Promise<Overview>;
   timeseries(options?: UsageOptions): Promise<Timeseries>;
-  pages(options?: UsageOptions): Promise<Period & { pages: PageRow[] }>;
-  exceptions(options?: UsageOptions): Promise<Period & { exceptions: ExceptionGroup[] }>;
-  dependencies(options?: UsageOptions): Promise<Period & { dependencies: DependencyRow[] }>;
+  pages(options?: UsageOptions): Promise<Pages>;
+  exceptions(options?: UsageOptions): Promise<Exceptions>;
+  dependencies(options?: UsageOptions): Promise<Dependencies>;
   sessions(options?: UsageOptions & { limit?: number }): Promise<Period & { sessions: SessionRow[] }>;
   /** null when no item of the session is stored. */
   sessionTimeline(sessionId: string): Promise<SessionTimeline | null>;
@@ -167,9 +99,6 @@ export interface UsageQueries {
 export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
   read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
 }
-
-/** What a user id (ai.user.authUserId or ai.user.id) may look like in the API: as a session id. */
-export const USER_ID = SESSION_ID;
 
 /** Helpers shared with the analytics queries (analytics-*.ts). */
 export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);

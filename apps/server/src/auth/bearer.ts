@@ -1,3 +1,4 @@
+import { errorBody, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   createRemoteJWKSet,
@@ -19,20 +20,8 @@ import {
 import type { ProviderMetadata, ProviderMetadataCache } from './provider-metadata.js';
 import { notAnAccessToken } from './token-kind.js';
 
-/** How the access token was judged: locally (a JWT), or by asking the provider (an opaque token). */
-export type TokenCheck = 'jwt' | 'introspection' | 'userinfo';
-
-/** Who called the API, as handlers see it. */
-export interface ApiUser {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  roles: string[];
-  issuer: string;
-  /** The token's expiry (seconds since the epoch); null when the provider did not say (userinfo). */
-  expiresAt: number | null;
-  verifiedBy: TokenCheck;
-}
+// Who called the API as handlers see it, and as /api/me answers it; how the token was judged.
+export type { ApiUser, TokenCheck } from '@gatehouse/api-contract';
 
 export interface TokenVerifierOptions {
   issuer: string;
@@ -274,7 +263,7 @@ export function requireBearer(verify: (token: string) => Promise<ApiUser>, requi
       res
         .set('WWW-Authenticate', REALM)
         .status(401)
-        .json({ error: 'unauthorized', message: 'Sign in to use this API.' });
+        .json(errorBody('unauthorized', 'Sign in to use this API.'));
       return;
     }
     const token = BEARER.exec(header)?.[1];
@@ -286,7 +275,7 @@ export function requireBearer(verify: (token: string) => Promise<ApiUser>, requi
         res
           .set('WWW-Authenticate', `${REALM}, error="insufficient_scope"`)
           .status(403)
-          .json({ error: 'forbidden', message: `This needs the ${requiredRole} role.` });
+          .json(errorBody('forbidden', `This needs the ${requiredRole} role.`));
         return;
       }
       res.locals.user = user;
@@ -301,7 +290,7 @@ export function requireBearer(verify: (token: string) => Promise<ApiUser>, requi
       res
         .set('WWW-Authenticate', `${REALM}, error="invalid_token", error_description="${error.message}"`)
         .status(401)
-        .json({ error: 'invalid_token', message: `${error.message}.` });
+        .json(errorBody('invalid_token', `${error.message}.`));
     }
   };
 }

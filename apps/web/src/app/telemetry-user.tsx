@@ -1,3 +1,4 @@
+import type { TelemetryUser } from '@gatehouse/api-contract';
 import { useEffect, useRef } from 'react';
 import { useAuth } from '../auth/auth-context';
 import { useApi } from '../auth/use-api';
@@ -24,7 +25,7 @@ export function TelemetryUser() {
     }
     wasSignedIn.current = true;
     // Without the id (the API failed) the visitor is reported as anonymous: telemetry never stands in the way.
-    telemetry.identifyUser(api<{ id: string }>('/api/telemetry-user').then(({ id }) => id));
+    telemetry.identifyUser(api<TelemetryUser>('/api/telemetry-user').then(({ id }) => id));
   }, [settled, user, api]);
 
   return null;

@@ -1,19 +1,12 @@
+import type { ApiUser } from '@gatehouse/api-contract';
 import { useAuth } from '../../auth/auth-context';
 import { useApiQuery } from '../../auth/use-api';
-
-interface Me {
-  sub: string;
-  name: string | null;
-  email: string | null;
-  roles: string[];
-  issuer: string;
-}
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
 
 export default function ProfilePage() {
   const { state } = useAuth();
-  const me = useApiQuery<Me>('/api/me');
+  const me = useApiQuery<ApiUser>('/api/me');
 
   if (state.status !== 'signed-in') return null;
   const { user } = state;

@@ -8,6 +8,7 @@ import { LongText } from './long-text';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
+  RANGE_LABELS,
   RANGES,
   TILES,
   type Dependencies,
@@ -20,12 +21,6 @@ import {
   type Timeseries,
 } from './usage-api';
 
-const RANGE_LABELS: Record<Range, string> = {
-  '1h': 'Last hour',
-  '24h': '24 hours',
-  '7d': '7 days',
-  '30d': '30 days',
-};
 const REFRESH_MS = 30_000;
 
 /** Who uses Gatehouse and how, for admins. Loaded as a chunk of its own, only on this route. */

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { countSchema, periodFields, timeSchema } from './usage.js';
+
+/** The web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts), as metrics of these names. */
+export const webVitals = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
+export type WebVitalName = (typeof webVitals)[number];
+export const vitalRatings = ['good', 'needs-improvement', 'poor'] as const;
+export type VitalRating = (typeof vitalRatings)[number];
+
+const share = z.number().min(0).max(1);
+
+export const vitalSummarySchema = z
+  .strictObject({
+    count: countSchema.meta({ description: 'Values reported' }),
+    p75: z
+      .number()
+      .nullable()
+      .meta({ description: 'The 75th percentile: milliseconds, except CLS (a score)' }),
+    rating: z.enum(vitalRatings).nullable().meta({ description: "The p75's rating by Google's thresholds" }),
+    good: share,
+    needsImprovement: share,
+    poor: share,
+  })
+  .meta({ id: 'VitalSummary' });
+
+/** Keyed by vital; a vital without values in the period is absent. */
+const byVital = z
+  .strictObject(
+    Object.fromEntries(webVitals.map((name) => [name, vitalSummarySchema.optional()])) as Record<
+      WebVitalName,
+      z.ZodOptional<typeof vitalSummarySchema>
+    >,
+  )
+  .meta({ description: 'Per vital; absent when none was reported' });
+
+export const experienceSchema = z
+  .strictObject({
+    ...periodFields,
+    overall: byVital,
+    pages: z
+      .array(
+        z.strictObject({
+          page: z.string().meta({ description: "The landing page's name (its page view's)" }),
+          vitals: byVital,
+        }),
+      )
+      .meta({ description: 'Most reported first, at most 100' }),
+    bucketMs: z.int().min(1).meta({ description: 'Width of each trend bucket' }),
+    trend: z
+      .array(
+        z.strictObject({
+          start: timeSchema,
+          p75: z.strictObject(
+            Object.fromEntries(webVitals.map((name) => [name, z.number().nullable()])) as Record<
+              WebVitalName,
+              z.ZodNullable<z.ZodNumber>
+            >,
+          ),
+        }),
+      )
+      .meta({
+        description: 'The p75 of each vital per bucket (aligned as the timeseries’), every bucket listed',
+      }),
+  })
+  .meta({ id: 'Experience' });
+
+export type VitalSummary = z.infer<typeof vitalSummarySchema>;
+export type Experience = z.infer<typeof experienceSchema>;

@@ -1,0 +1,173 @@
+import type { z } from 'zod';
+import { experienceSchema } from './analytics.js';
+import { apiUserSchema, telemetryUserSchema } from './me.js';
+import {
+  dependenciesSchema,
+  erasedSchema,
+  exceptionsSchema,
+  noQuery,
+  overviewSchema,
+  pagesSchema,
+  rangeQuery,
+  sessionParams,
+  sessionsQuery,
+  sessionsSchema,
+  sessionTimelineSchema,
+  timeseriesSchema,
+  userParams,
+} from './usage.js';
+
+/** Who may call an endpoint: anyone, any signed-in user, or a signed-in user with the admin role. */
+export type Access = 'public' | 'signed-in' | 'admin';
+
+/** One operation of the API: what it takes, what it answers, and which error statuses it may send. */
+export interface Endpoint {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Relative to /api, in OpenAPI's syntax (`/usage/sessions/{id}/timeline`). */
+  path: `/${string}`;
+  summary: string;
+  tag?: string;
+  access: Access;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  /** The 200 answer: a JSON body's schema, or another media type with a description. */
+  response: z.ZodType | { mediaType: string; description: string };
+  /** Error statuses beyond the ones its access brings (401, 403). */
+  errors?: Partial<Record<400 | 404 | 503, string>>;
+}
+
+/** An endpoint of the usage dashboard: admins only; its parameters may be refused (400). */
+const usage = <const E extends Omit<Endpoint, 'tag' | 'access'>>(endpoint: E) => ({
+  tag: 'usage',
+  access: 'admin' as Access,
+  ...endpoint,
+  errors: { 400: 'A parameter is invalid; the message names each bad one', ...endpoint.errors },
+});
+
+/**
+ * Every endpoint of /api, once. The server routes by it, its tests check every answer against it, the
+ * SPA takes its types from it, and the OpenAPI document is generated from it (openapi.ts).
+ * To add an endpoint: see this package's README.
+ */
+export const endpoints = {
+  openapi: {
+    method: 'get',
+    path: '/openapi.json',
+    summary: 'This description (OpenAPI 3.1)',
+    access: 'public',
+    response: { mediaType: 'application/json', description: 'OpenAPI 3.1 document' },
+  },
+  me: {
+    method: 'get',
+    path: '/me',
+    summary: 'Who is calling',
+    access: 'signed-in',
+    response: apiUserSchema,
+    errors: { 503: 'The identity provider could not be reached to check the token' },
+  },
+  telemetryUser: {
+    method: 'get',
+    path: '/telemetry-user',
+    summary: "The caller's pseudonymous telemetry user id, issued and verifiable by this server",
+    access: 'signed-in',
+    response: telemetryUserSchema,
+  },
+  usageOverview: usage({
+    method: 'get',
+    path: '/usage/overview',
+    summary: 'Tiles for the period, against the previous period of equal length',
+    query: rangeQuery,
+    response: overviewSchema,
+  }),
+  usageTimeseries: usage({
+    method: 'get',
+    path: '/usage/timeseries',
+    summary:
+      'Per bucket: users, sessions, page views, exceptions, failed calls. Buckets are aligned to multiples of their width (UTC); the period ends at the end of the current bucket.',
+    query: rangeQuery,
+    response: timeseriesSchema,
+  }),
+  usagePages: usage({
+    method: 'get',
+    path: '/usage/pages',
+    summary: 'Per page name: views, users, average and p95 duration (top 100 by views)',
+    query: rangeQuery,
+    response: pagesSchema,
+  }),
+  usageExceptions: usage({
+    method: 'get',
+    path: '/usage/exceptions',
+    summary: 'Exceptions grouped by type, message and top stack frame (top 100 by count)',
+    query: rangeQuery,
+    response: exceptionsSchema,
+  }),
+  usageDependencies: usage({
+    method: 'get',
+    path: '/usage/dependencies',
+    summary:
+      'Calls (ajax, fetch, dependencies) by target and name: count, failure rate, p50 and p95 duration (top 100)',
+    query: rangeQuery,
+    response: dependenciesSchema,
+  }),
+  usageSessions: usage({
+    method: 'get',
+    path: '/usage/sessions',
+    summary: 'Sessions in the period, the latest start first',
+    query: sessionsQuery,
+    response: sessionsSchema,
+  }),
+  usageSessionTimeline: usage({
+    method: 'get',
+    path: '/usage/sessions/{id}/timeline',
+    summary: 'One session’s items in time order (at most 1,000)',
+    params: sessionParams,
+    query: noQuery,
+    response: sessionTimelineSchema,
+    errors: { 404: 'No item of this session is stored' },
+  }),
+  usageUserExport: usage({
+    method: 'get',
+    path: '/usage/users/{id}/export',
+    summary: 'Every item stored for one user, as NDJSON envelopes (an access request)',
+    params: userParams,
+    query: noQuery,
+    response: {
+      mediaType: 'application/x-ndjson',
+      description:
+        'One Application Insights envelope per line, oldest first; empty when nothing is stored (sent as an attachment)',
+    },
+  }),
+  usageUserErase: usage({
+    method: 'delete',
+    path: '/usage/users/{id}',
+    summary:
+      'Erases every item stored for one user, those not yet loaded from the journal included (an erasure request)',
+    params: userParams,
+    query: noQuery,
+    response: erasedSchema,
+  }),
+  usageExperience: usage({
+    method: 'get',
+    path: '/usage/experience',
+    summary:
+      "Web vitals (LCP, INP, CLS, FCP, TTFB): overall and per landing page (top 100), the p75 with Google's rating and the shares in each rating; and the p75 per chart bucket",
+    query: rangeQuery,
+    response: experienceSchema,
+  }),
+} as const satisfies Record<string, Endpoint>;
+
+export type Endpoints = typeof endpoints;
+export type EndpointName = keyof Endpoints;
+
+type Output<N extends EndpointName, K extends 'params' | 'query' | 'response', Else> = Endpoints[N] extends {
+  [P in K]: infer S extends z.ZodType;
+}
+  ? z.output<S>
+  : Else;
+
+/** The body a 2xx answer of an endpoint carries (JSON endpoints only). */
+export type ResponseOf<N extends EndpointName> = Output<N, 'response', never>;
+/** An endpoint's path parameters, once validated. */
+export type ParamsOf<N extends EndpointName> = Output<N, 'params', Record<string, never>>;
+/** An endpoint's query, once validated (defaults filled in). */
+export type QueryOf<N extends EndpointName> = Output<N, 'query', Record<string, never>>;

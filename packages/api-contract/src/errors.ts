@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/**
+ * Every code an error body of the API may carry: clients branch on these, never on the message, so a
+ * code is never renamed or reused for another meaning. One list for the server's handlers, the bearer
+ * middleware and the SPA.
+ */
+export const errorCodes = {
+  /** No access token (RFC 6750, 3.1: the challenge carries no error code). */
+  unauthorized: 'Sign in first: the request carries no access token.',
+  /** RFC 6750, 3.1 `invalid_token`: expired, revoked, malformed, or for another audience. */
+  invalid_token: 'The access token is not valid for this API.',
+  /** RFC 6750, 3.1 `insufficient_scope`, told apart as a role the caller lacks. */
+  forbidden: 'The caller lacks a role this endpoint needs.',
+  invalid_request: 'A parameter is invalid; the message names each bad one.',
+  not_found: 'Nothing is stored for it, or no endpoint is at this path.',
+  bad_request: 'The request could not be read (a body that is not JSON, or too large).',
+  /** The identity provider could not be reached to check the token: try again later. */
+  provider_unavailable: 'The identity provider could not be reached to check the token.',
+  server_error: 'Something went wrong on the server.',
+} as const;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export const errorCodeSchema = z.enum(Object.keys(errorCodes) as [ErrorCode, ...ErrorCode[]]);
+
+/** The one shape of every error answer of /api: a stable code and a sentence for a person. */
+export const errorBodySchema = z
+  .strictObject({
+    error: errorCodeSchema,
+    message: z.string().min(1).meta({ description: 'What happened and what to do, for a person' }),
+  })
+  .meta({ id: 'Error' });
+
+export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+/** An error body (for a server: typed so that only listed codes compile). */
+export function errorBody(error: ErrorCode, message: string): ErrorBody {
+  return { error, message };
+}

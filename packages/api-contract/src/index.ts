@@ -1,0 +1,18 @@
+export { endpoints } from './endpoints.js';
+export type {
+  Access,
+  Endpoint,
+  EndpointName,
+  Endpoints,
+  ParamsOf,
+  QueryOf,
+  ResponseOf,
+} from './endpoints.js';
+export { errorBody, errorBodySchema, errorCodes, errorCodeSchema } from './errors.js';
+export type { ErrorBody, ErrorCode } from './errors.js';
+export { apiUserSchema, telemetryUserSchema, tokenChecks } from './me.js';
+export type { ApiUser, TelemetryUser, TokenCheck } from './me.js';
+export { createOpenApiDocument } from './openapi.js';
+export type { OpenApiDocument } from './openapi.js';
+export * from './usage.js';
+export * from './analytics.js';

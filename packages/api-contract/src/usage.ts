@@ -1,0 +1,229 @@
+import { z } from 'zod';
+
+/** The periods the usage API answers for: the last hour, day, week or 30 days. */
+export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
+export type UsageRange = (typeof usageRanges)[number];
+
+export const SESSIONS_LIMIT = { default: 50, max: 500 } as const;
+/** What a session id or a user id (ai.session.id, ai.user.authUserId, ai.user.id) may look like. */
+export const SESSION_ID = /^[A-Za-z0-9+/=_.:-]{1,128}$/;
+export const USER_ID = SESSION_ID;
+
+const time = z.iso.datetime().meta({ description: 'ISO 8601, UTC' });
+const count = z.int().min(0);
+const ms = z.number().nullable().meta({ description: 'Milliseconds' });
+const text = z.string().nullable();
+
+const rangeSchema = z.enum(usageRanges, { error: `must be one of ${usageRanges.join(', ')}` });
+
+/** Query of the range-only endpoints; strict: an unknown parameter is a 400, not silently ignored. */
+export const rangeQuery = z.strictObject({
+  range: rangeSchema.default('24h').meta({
+    description:
+      'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets), 7 days (6-hour buckets) or 30 days (1-day buckets).',
+  }),
+});
+
+export const sessionsQuery = z.strictObject({
+  range: rangeQuery.shape.range,
+  limit: z
+    .string({ error: 'must be a whole number' })
+    .regex(/^\d{1,4}$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(
+      z.int().min(1, 'must be at least 1').max(SESSIONS_LIMIT.max, `must be at most ${SESSIONS_LIMIT.max}`),
+    )
+    .optional()
+    .meta({ description: `Most sessions to list (default ${SESSIONS_LIMIT.default})` }),
+});
+
+/** Endpoints with only path parameters take no query at all. */
+export const noQuery = z.strictObject({});
+
+export const sessionParams = z.strictObject({
+  id: z
+    .string()
+    .regex(SESSION_ID, 'must be a session id (1–128 of A–Z a–z 0–9 + / = _ . : -)')
+    .meta({ description: 'The session id (ai.session.id)' }),
+});
+
+export const userParams = z.strictObject({
+  id: z.string().regex(USER_ID, 'must be a user id (1–128 of A–Z a–z 0–9 + / = _ . : -)').meta({
+    description:
+      'A user id: the pseudonymous id of a signed-in user (ai.user.authUserId), or the SDK’s anonymous id (ai.user.id); items with either equal to it match',
+  }),
+});
+
+/** The period asked for: [from, to). */
+const period = {
+  range: rangeSchema,
+  from: time.meta({ description: 'Start of the period (inclusive)' }),
+  to: time.meta({ description: 'End of the period (exclusive)' }),
+};
+
+export const tileSchema = z
+  .strictObject({
+    value: count,
+    previous: count.meta({ description: 'The value over the previous period of equal length' }),
+    change: z
+      .number()
+      .nullable()
+      .meta({ description: '(value − previous) / previous; null when previous is 0' }),
+  })
+  .meta({ id: 'Tile' });
+
+/** The overview's tiles, in the order the dashboard shows them. */
+export const tileKeys = [
+  'users',
+  'signedInUsers',
+  // Signed-in users whose id this server issued (docs/decisions/0017).
+  'verifiedUsers',
+  'sessions',
+  'pageViews',
+  'exceptions',
+  'failedCalls',
+] as const;
+export type TileKey = (typeof tileKeys)[number];
+
+export const overviewSchema = z
+  .strictObject({
+    ...period,
+    previousFrom: time.meta({ description: 'Start of the previous period (which ends at from)' }),
+    tiles: z.strictObject(
+      Object.fromEntries(tileKeys.map((key) => [key, tileSchema])) as Record<TileKey, typeof tileSchema>,
+    ),
+  })
+  .meta({ id: 'Overview' });
+
+export const timeseriesBucketSchema = z
+  .strictObject({
+    start: time.meta({ description: 'Start of the bucket; the bucket is [start, start + bucketMs)' }),
+    users: count,
+    sessions: count,
+    pageViews: count,
+    exceptions: count,
+    failedCalls: count,
+  })
+  .meta({ id: 'TimeseriesBucket' });
+
+export const timeseriesSchema = z
+  .strictObject({
+    ...period,
+    bucketMs: z.int().min(1).meta({ description: 'Width of each bucket' }),
+    buckets: z
+      .array(timeseriesBucketSchema)
+      .meta({ description: 'Every bucket of the period, empty ones included' }),
+  })
+  .meta({ id: 'Timeseries' });
+
+export const pageRowSchema = z
+  .strictObject({ name: z.string(), views: count, users: count, avgDurationMs: ms, p95DurationMs: ms })
+  .meta({ id: 'Page' });
+
+export const exceptionGroupSchema = z
+  .strictObject({
+    type: text.meta({ description: "The first exception's type name" }),
+    message: text,
+    topFrame: text,
+    problemId: text.meta({ description: 'The problem id the sender gave, if any (latest occurrence)' }),
+    count,
+    usersAffected: count,
+    firstSeen: time,
+    lastSeen: time,
+    sampleStack: text.meta({ description: 'The stack of the latest occurrence' }),
+  })
+  .meta({ id: 'ExceptionGroup' });
+
+export const dependencyRowSchema = z
+  .strictObject({
+    target: text,
+    name: text,
+    count,
+    failures: count,
+    failureRate: z.number().min(0).max(1).meta({ description: 'failures / count' }),
+    p50DurationMs: ms,
+    p95DurationMs: ms,
+  })
+  .meta({ id: 'Dependency' });
+
+const verified = z
+  .boolean()
+  .meta({ description: 'The authenticated user id is one this server issued (a forged one is not)' });
+
+export const sessionRowSchema = z
+  .strictObject({
+    sessionId: z.string(),
+    user: text.meta({
+      description: 'Pseudonymous authenticated user id if any, else the anonymous user id',
+    }),
+    authenticated: z.boolean(),
+    verified,
+    start: time,
+    lengthMs: count.meta({ description: 'First to last item of the session within the period' }),
+    pages: count,
+    errors: count.meta({ description: 'Exceptions and failed calls' }),
+  })
+  .meta({ id: 'Session' });
+
+export const pagesSchema = z.strictObject({ ...period, pages: z.array(pageRowSchema) }).meta({ id: 'Pages' });
+export const exceptionsSchema = z
+  .strictObject({ ...period, exceptions: z.array(exceptionGroupSchema) })
+  .meta({ id: 'Exceptions' });
+export const dependenciesSchema = z
+  .strictObject({ ...period, dependencies: z.array(dependencyRowSchema) })
+  .meta({ id: 'Dependencies' });
+export const sessionsSchema = z
+  .strictObject({ ...period, sessions: z.array(sessionRowSchema) })
+  .meta({ id: 'Sessions' });
+
+export const timelineItemSchema = z
+  .strictObject({
+    time,
+    type: z.string().meta({
+      description:
+        'pageview, dependency, exception, event, trace, metric, request, pageviewperformance or availability',
+    }),
+    name: text,
+    url: text,
+    operationId: text,
+    durationMs: ms,
+    success: z.boolean().nullable(),
+    resultCode: text,
+    target: text,
+    message: text,
+  })
+  .meta({ id: 'TimelineItem' });
+
+export const sessionTimelineSchema = z
+  .strictObject({
+    sessionId: z.string(),
+    user: text,
+    authenticated: z.boolean(),
+    verified,
+    items: z.array(timelineItemSchema),
+    truncated: z.boolean().meta({ description: 'More than 1,000 items: only the first are listed' }),
+  })
+  .meta({ id: 'SessionTimeline' });
+
+export const erasedSchema = z
+  .strictObject({ erased: count.meta({ description: 'Items erased' }) })
+  .meta({ id: 'Erased' });
+
+/** For the other areas' schemas (analytics.ts): the period every answer names, times and counts. */
+export { period as periodFields, time as timeSchema, count as countSchema };
+
+export type Tile = z.infer<typeof tileSchema>;
+export type Overview = z.infer<typeof overviewSchema>;
+export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
+export type Timeseries = z.infer<typeof timeseriesSchema>;
+export type PageRow = z.infer<typeof pageRowSchema>;
+export type Pages = z.infer<typeof pagesSchema>;
+export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
+export type Exceptions = z.infer<typeof exceptionsSchema>;
+export type DependencyRow = z.infer<typeof dependencyRowSchema>;
+export type Dependencies = z.infer<typeof dependenciesSchema>;
+export type SessionRow = z.infer<typeof sessionRowSchema>;
+export type Sessions = z.infer<typeof sessionsSchema>;
+export type TimelineItem = z.infer<typeof timelineItemSchema>;
+export type SessionTimeline = z.infer<typeof sessionTimelineSchema>;
+export type Erased = z.infer<typeof erasedSchema>;
