@@ -139,6 +139,7 @@ const endpoints = [
   '/api/usage/sessions',
   '/api/usage/sessions/sess-1/timeline',
   '/api/usage/experience',
+  '/api/usage/events',
 ];
 
 describe('the usage API', () => {
@@ -243,6 +244,8 @@ describe('the usage API', () => {
     });
     expect(experience.body.trend).toHaveLength(28);
     expect((await asAdmin('/api/usage/experience?range=2d')).status).toBe(400);
+    const events = await asAdmin('/api/usage/events?range=1h');
+    expect(asDescribed('usageEvents', events.body)).toMatchObject({ range: '1h', events: [] });
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
     expect(asErrorBody(missing.body).error).toBe('not_found');

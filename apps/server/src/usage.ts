@@ -162,6 +162,7 @@ export function createUsageRouter({
   });
   if (analytics) {
     route(router, 'usageExperience', ({ query }) => analytics.experience(query));
+    route(router, 'usageEvents', ({ query }) => analytics.customEvents(query));
   }
   return router;
 }

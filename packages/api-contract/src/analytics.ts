@@ -64,5 +64,22 @@ export const experienceSchema = z
   })
   .meta({ id: 'Experience' });
 
+export const customEventsSchema = z
+  .strictObject({
+    ...periodFields,
+    events: z
+      .array(
+        z.strictObject({
+          name: z.string(),
+          count: countSchema,
+          users: countSchema.meta({ description: 'Distinct users who sent it' }),
+          sessions: countSchema.meta({ description: 'Distinct sessions it happened in' }),
+        }),
+      )
+      .meta({ description: 'Per event name, the most frequent first (at most 100)' }),
+  })
+  .meta({ id: 'CustomEvents' });
+
+export type CustomEvents = z.infer<typeof customEventsSchema>;
 export type VitalSummary = z.infer<typeof vitalSummarySchema>;
 export type Experience = z.infer<typeof experienceSchema>;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { experienceSchema } from './analytics.js';
+import { customEventsSchema, experienceSchema } from './analytics.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
   dependenciesSchema,
@@ -153,6 +153,13 @@ export const endpoints = {
       "Web vitals (LCP, INP, CLS, FCP, TTFB): overall and per landing page (top 100), the p75 with Google's rating and the shares in each rating; and the p75 per chart bucket",
     query: rangeQuery,
     response: experienceSchema,
+  }),
+  usageEvents: usage({
+    method: 'get',
+    path: '/usage/events',
+    summary: 'Custom events (trackEvent) by name: count, users and sessions (top 100 by count)',
+    query: rangeQuery,
+    response: customEventsSchema,
   }),
 } as const satisfies Record<string, Endpoint>;
 

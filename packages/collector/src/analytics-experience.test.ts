@@ -1,8 +1,9 @@
 import { experienceSchema } from '@gatehouse/api-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rateVital } from './analytics-experience.js';
-import { browserContext, browserEnvelope, browserRequest } from './test-support/browser-envelopes.js';
-import { startTestCollector, type TestCollector } from './test-support/server.js';
+import { browserContext, browserEnvelope } from './test-support/browser-envelopes.js';
+import type { TestCollector } from './test-support/server.js';
+import { collectorWith } from './test-support/stored-fixtures.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -38,10 +39,7 @@ const fixtures = [
 
 let running: TestCollector;
 beforeAll(async () => {
-  running = await startTestCollector({ retentionDays: 0, timeWindow: { pastMs: 3 * DAY } });
-  const { body, headers } = browserRequest(fixtures);
-  const response = await fetch(`${running.origin}/v2/track`, { method: 'POST', body, headers });
-  expect(await response.json()).toMatchObject({ itemsAccepted: fixtures.length, errors: [] });
+  running = await collectorWith(fixtures);
 });
 afterAll(() => running.close());
 

@@ -30,6 +30,15 @@ describe('Panel', () => {
     expect(screen.getByText('1,2')).toBeTruthy();
   });
 
+  it('is a region named by its title, spaces and all', () => {
+    render(
+      <Panel title="Custom events" query={{ status: 'loading', reload: vi.fn() }} isEmpty={() => false}>
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByRole('region', { name: 'Custom events' })).toBeTruthy();
+  });
+
   it('says when nothing was recorded', () => {
     render(
       <Panel

@@ -8,6 +8,7 @@ export type {
   Dependencies,
   DependencyRow,
   ExceptionGroup,
+  CustomEvents,
   Exceptions,
   Experience,
   Overview,

@@ -11,6 +11,7 @@ import {
   RANGE_LABELS,
   RANGES,
   TILES,
+  type CustomEvents,
   type Dependencies,
   type Exceptions,
   type Experience,
@@ -35,6 +36,7 @@ export default function UsagePage() {
   const dependencies = useApiQuery<Dependencies>(`/api/usage/dependencies?range=${range}`, every);
   const sessions = useApiQuery<Sessions>(`/api/usage/sessions?range=${range}&limit=20`, every);
   const experience = useApiQuery<Experience>(`/api/usage/experience?range=${range}`, every);
+  const events = useApiQuery<CustomEvents>(`/api/usage/events?range=${range}`, every);
 
   return (
     <section className="page wide">
@@ -131,6 +133,33 @@ export default function UsagePage() {
                   <td>{formatCount(row.users)}</td>
                   <td>{formatMs(row.avgDurationMs)}</td>
                   <td>{formatMs(row.p95DurationMs)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Panel>
+
+      <Panel title="Custom events" query={events} isEmpty={(data) => data.events.length === 0}>
+        {({ events: rows }) => (
+          <table data-testid="events-table">
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Count</th>
+                <th scope="col">Users</th>
+                <th scope="col">Sessions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.name}>
+                  <th scope="row">
+                    <LongText text={row.name} />
+                  </th>
+                  <td>{formatCount(row.count)}</td>
+                  <td>{formatCount(row.users)}</td>
+                  <td>{formatCount(row.sessions)}</td>
                 </tr>
               ))}
             </tbody>
