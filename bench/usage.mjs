@@ -240,6 +240,11 @@ try {
     for (const range of RANGES) row[range] = await time(() => analytics[endpoint]({ range }));
     analyticsRows.push(row);
   }
+  // A three-step funnel over the most visited pages.
+  const funnelSteps = pages.slice(0, 3).map((p) => ({ kind: 'page', name: p.name }));
+  const funnelRow = { endpoint: 'funnel' };
+  for (const range of RANGES) funnelRow[range] = await time(() => analytics.funnel(funnelSteps, { range }));
+  analyticsRows.push(funnelRow);
   rows.push(...analyticsRows);
   const recent = (await usage.sessions({ range: '30d', limit: 100 })).sessions.map((s) => s.sessionId);
   const timeline = await time((i) => usage.sessionTimeline(recent[i % recent.length]));
