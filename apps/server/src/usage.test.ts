@@ -140,6 +140,7 @@ const endpoints = [
   '/api/usage/sessions/sess-1/timeline',
   '/api/usage/experience',
   '/api/usage/events',
+  '/api/usage/funnel?step=page:Home&step=page:Profile',
 ];
 
 describe('the usage API', () => {
@@ -246,6 +247,20 @@ describe('the usage API', () => {
     expect((await asAdmin('/api/usage/experience?range=2d')).status).toBe(400);
     const events = await asAdmin('/api/usage/events?range=1h');
     expect(asDescribed('usageEvents', events.body)).toMatchObject({ range: '1h', events: [] });
+    // The session of beforeAll viewed Home: step 1 reached by its user, step 2 (an event) by nobody.
+    const funnel = await asAdmin(
+      `/api/usage/funnel?step=page:Home&step=${encodeURIComponent('event:Sent, or not')}`,
+    );
+    expect(asDescribed('usageFunnel', funnel.body).steps).toEqual([
+      { kind: 'page', name: 'Home', users: 1, dropOff: 0, medianMsFromPrevious: null },
+      { kind: 'event', name: 'Sent, or not', users: 0, dropOff: 1, medianMsFromPrevious: null },
+    ]);
+    const oneStep = await asAdmin('/api/usage/funnel?step=page:Home');
+    expect(oneStep).toMatchObject({
+      status: 400,
+      body: { message: 'step must be given at least twice (2 steps).' },
+    });
+    expect((await asAdmin('/api/usage/funnel?step=Home&step=page:Profile')).body.message).toMatch(/^step\b/);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
     expect(asErrorBody(missing.body).error).toBe('not_found');

@@ -163,6 +163,7 @@ export function createUsageRouter({
   if (analytics) {
     route(router, 'usageExperience', ({ query }) => analytics.experience(query));
     route(router, 'usageEvents', ({ query }) => analytics.customEvents(query));
+    route(router, 'usageFunnel', ({ query: { range, step } }) => analytics.funnel(step, { range }));
   }
   return router;
 }

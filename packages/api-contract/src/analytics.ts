@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { countSchema, periodFields, timeSchema } from './usage.js';
+import { countSchema, periodFields, rangeQuery, timeSchema } from './usage.js';
 
 /** The web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts), as metrics of these names. */
 export const webVitals = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
@@ -80,6 +80,54 @@ export const customEventsSchema = z
   })
   .meta({ id: 'CustomEvents' });
 
+const STEP = /^(page|event):(.{1,512})$/s;
+const funnelStep = z
+  .string()
+  .regex(STEP, 'must be page:<page name> or event:<event name>')
+  .transform((value) => {
+    const [, kind, name] = STEP.exec(value) ?? [];
+    return { kind: kind as 'page' | 'event', name: name ?? '' };
+  });
+
+/** `?step=page:Home&step=event:Report exported`: 2 to 5 steps, in order. */
+export const funnelQuery = z.strictObject({
+  range: rangeQuery.shape.range,
+  step: z
+    .union([funnelStep.transform((step) => [step]), z.array(funnelStep)], {
+      error: 'must be page:<page name> or event:<event name>, given 2 to 5 times',
+    })
+    .pipe(
+      z
+        .array(z.object({ kind: z.enum(['page', 'event']), name: z.string() }))
+        .min(2, 'must be given at least twice (2 steps)')
+        .max(5, 'must be given at most 5 times'),
+    )
+    .meta({
+      description: 'A step, in order: page:<page view name> or event:<custom event name>; 2 to 5 of them',
+    }),
+});
+
+export const funnelSchema = z
+  .strictObject({
+    ...periodFields,
+    steps: z.array(
+      z.strictObject({
+        kind: z.enum(['page', 'event']),
+        name: z.string(),
+        users: countSchema.meta({
+          description: 'Users with a session that reached this step after the ones before',
+        }),
+        dropOff: share.meta({ description: "Share of the previous step's users who did not reach this one" }),
+        medianMsFromPrevious: z
+          .number()
+          .nullable()
+          .meta({ description: 'Milliseconds; null for the first step' }),
+      }),
+    ),
+  })
+  .meta({ id: 'Funnel' });
+
+export type Funnel = z.infer<typeof funnelSchema>;
 export type CustomEvents = z.infer<typeof customEventsSchema>;
 export type VitalSummary = z.infer<typeof vitalSummarySchema>;
 export type Experience = z.infer<typeof experienceSchema>;

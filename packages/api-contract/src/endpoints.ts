@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { customEventsSchema, experienceSchema } from './analytics.js';
+import { customEventsSchema, experienceSchema, funnelQuery, funnelSchema } from './analytics.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
   dependenciesSchema,
@@ -160,6 +160,14 @@ export const endpoints = {
     summary: 'Custom events (trackEvent) by name: count, users and sessions (top 100 by count)',
     query: rangeQuery,
     response: customEventsSchema,
+  }),
+  usageFunnel: usage({
+    method: 'get',
+    path: '/usage/funnel',
+    summary:
+      'Users who went through 2 to 5 steps (pages or custom events) in order within a session: per step, users, drop-off and median time from the previous step',
+    query: funnelQuery,
+    response: funnelSchema,
   }),
 } as const satisfies Record<string, Endpoint>;
 
