@@ -11,6 +11,7 @@ export type {
   CustomEvents,
   Exceptions,
   Experience,
+  Funnel,
   Overview,
   PageRow,
   Pages,

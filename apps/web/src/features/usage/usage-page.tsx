@@ -3,6 +3,7 @@ import { Link } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
 import { ExperiencePanel } from './experience-panel';
+import { FunnelPanel } from './funnel-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
 import { UserLabel } from './user-label';
@@ -166,6 +167,11 @@ export default function UsagePage() {
           </table>
         )}
       </Panel>
+
+      <section className="panel" aria-labelledby="funnels-heading">
+        <h2 id="funnels-heading">Funnels</h2>
+        <FunnelPanel range={range} every={every} />
+      </section>
 
       <Panel title="Exceptions" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>
         {({ exceptions: groups }) => (
