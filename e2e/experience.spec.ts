@@ -78,7 +78,9 @@ test('web vitals reach the collector with their page view, and an admin sees the
   ).toBeLessThanOrEqual(0);
 });
 
-test('custom events appear on the dashboard with their counts, users and sessions', async ({ page }) => {
+test('custom events appear on the dashboard with their counts, users and sessions, and make funnel steps', async ({
+  page,
+}) => {
   const telemetry = await recordTelemetry(page);
   await page.goto(fresh.origin);
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
@@ -96,4 +98,22 @@ test('custom events appear on the dashboard with their counts, users and session
   await expect(events.getByRole('row', { name: /^Diagnostics event/ })).toHaveText(
     /Diagnostics event\s*2\s*1\s*1/,
   );
+
+  // The same session as a funnel: the Diagnostics page, then the event; and a step nobody reached.
+  await page.getByLabel('Step 1 name').fill('Diagnostics');
+  await page.getByLabel('Step 2 kind').selectOption('event');
+  await page.getByLabel('Step 2 name').fill('Diagnostics event');
+  await page.getByRole('button', { name: 'Add a step' }).click();
+  await page.getByLabel('Step 3 name').fill('Nowhere');
+  await page.getByRole('button', { name: 'Show the funnel' }).click();
+  const funnel = page.getByRole('region', { name: 'Funnel', exact: true }).getByTestId('funnel-table');
+  await expect(funnel.getByRole('row')).toHaveText([
+    /Step\s*Users\s*Dropped/,
+    /^1\. Page Diagnostics\s*1\s*—/,
+    /^2\. Event Diagnostics event\s*1\s*0%/,
+    /^3\. Page Nowhere\s*0\s*100%\s*—$/,
+  ]);
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+  ).toBeLessThanOrEqual(0);
 });
