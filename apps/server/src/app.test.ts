@@ -8,6 +8,7 @@ import { brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, embedJson, PERMISSIONS_POLICY } from './app.js';
 import { loadConfig } from './config.js';
+import { asErrorBody } from './test-support/contract.js';
 
 const ASSET = 'console.log("gatehouse");'.repeat(100);
 const lines: string[] = [];
@@ -119,6 +120,10 @@ describe('the app server', () => {
       }),
     ];
     expect(answers.map((response) => response.status)).toEqual([401, 503, 404, 200, 400]);
+    // Every error in the one shape, with the contract's code for its cause.
+    const errors = answers.filter((response) => response.status >= 400);
+    const codes = await Promise.all(errors.map(async (r) => asErrorBody(await r.clone().json()).error));
+    expect(codes).toEqual(['unauthorized', 'provider_unavailable', 'not_found', 'bad_request']);
     for (const response of answers) {
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect(response.headers.get('permissions-policy')).toBe(PERMISSIONS_POLICY);

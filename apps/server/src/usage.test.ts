@@ -263,7 +263,10 @@ describe('the usage API', () => {
     expect((await asAdmin('/api/usage/funnel?step=Home&step=page:Profile')).body.message).toMatch(/^step\b/);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
-    expect(asErrorBody(missing.body).error).toBe('not_found');
+    expect(asErrorBody(missing.body)).toEqual({
+      error: 'not_found',
+      message: 'There is no session with this id.',
+    });
   });
 });
 

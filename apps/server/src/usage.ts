@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import {
   endpoints,
   errorBody,
+  type Endpoint,
   type EndpointName,
   type ParamsOf,
   type QueryOf,
@@ -69,7 +70,8 @@ function route<N extends Usage>(
     try {
       const body = await handler(input(name, req));
       if (body === null) {
-        res.status(404).json(errorBody('not_found', 'There is no session with this id.'));
+        const notFound: string | undefined = (endpoints[name] as Endpoint).errors?.[404];
+        res.status(404).json(errorBody('not_found', `${notFound ?? 'Nothing is stored for it'}.`));
         return;
       }
       res.json(body);

@@ -123,7 +123,7 @@ export const endpoints = {
     params: sessionParams,
     query: noQuery,
     response: sessionTimelineSchema,
-    errors: { 404: 'No item of this session is stored' },
+    errors: { 404: 'There is no session with this id' },
   }),
   usageUserExport: usage({
     method: 'get',

@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import * as analytics from './analytics.js';
 import { endpoints, type Endpoint } from './endpoints.js';
 import { errorBodySchema } from './errors.js';
-import * as me from './me.js';
-import * as usage from './usage.js';
 
 const COMPONENTS = '#/components/schemas/';
 
@@ -79,17 +76,18 @@ const override: NonNullable<Parameters<typeof z.toJSONSchema>[1]>['override'] = 
   if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
 };
 
-/** Every named schema of the package (`.meta({ id })`), each once, with references between them. */
+/**
+ * The endpoints' bodies and the error body as components, with references between them. A named schema
+ * only nested in them (Tile) comes out of zod in a `__shared` entry: it becomes a component of its own.
+ */
 function components(): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
-  for (const value of [
-    ...Object.values(usage),
-    ...Object.values(analytics),
-    ...Object.values(me),
+  for (const schema of [
     errorBodySchema,
+    ...(Object.values(endpoints) as Endpoint[]).map((e) => e.response),
   ]) {
-    const id = value instanceof z.ZodType ? z.globalRegistry.get(value)?.id : undefined;
-    if (id) registry.add(value as z.ZodType, { id });
+    const id = schema instanceof z.ZodType ? z.globalRegistry.get(schema)?.id : undefined;
+    if (id && !registry.has(schema as z.ZodType)) registry.add(schema as z.ZodType, { id });
   }
   const { schemas } = z.toJSONSchema(registry, {
     io: 'output',
@@ -97,9 +95,12 @@ function components(): Record<string, JsonSchema> {
     uri: (id) => `${COMPONENTS}${id}`,
     override,
   });
+  const { __shared: shared, ...named } = schemas as Record<string, JsonSchema>;
+  const all = { ...named, ...((shared?.$defs as Record<string, JsonSchema> | undefined) ?? {}) };
+  const flattened = JSON.stringify(all).replaceAll(`${COMPONENTS}__shared#/$defs/`, COMPONENTS);
   return Object.fromEntries(
-    Object.entries(schemas).map(([id, schema]) => {
-      const { $schema: _dialect, $id: _id, ...rest } = schema as JsonSchema;
+    Object.entries(JSON.parse(flattened) as Record<string, JsonSchema>).map(([id, schema]) => {
+      const { $schema: _dialect, $id: _id, ...rest } = schema;
       return [id, rest];
     }),
   );

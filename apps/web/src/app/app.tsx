@@ -6,7 +6,7 @@ import { RequireAuth } from '../auth/require-auth';
 import { HomePage } from '../features/home/home-page';
 import { ConsentBanner } from '../telemetry/consent-banner';
 import { ErrorBoundary } from './error-boundary';
-import { Layout } from './layout';
+import { Layout, type NavLink } from './layout';
 import { useTimedLocation } from './navigation-clock';
 import { NotFoundPage } from './not-found-page';
 import { RouteTracking, type NamedRoute } from './route-tracking';
@@ -24,14 +24,23 @@ interface AppRoute extends NamedRoute {
   signedIn?: boolean;
   /** Only for signed-in users with this role. */
   role?: string;
+  /** Its link's text in the main navigation (shown to whoever may open it), in the table's order. */
+  nav?: string;
 }
 
 /** Every page, in one table: its path, the name its page views carry, and what it shows. */
 const routes: AppRoute[] = [
-  { path: '/', name: 'Home', element: <HomePage /> },
-  { path: '/profile', name: 'Profile', element: <ProfilePage />, signedIn: true },
-  { path: '/diagnostics', name: 'Diagnostics', element: <DiagnosticsPage />, signedIn: true, role: 'admin' },
-  { path: '/usage', name: 'Usage', element: <UsagePage />, signedIn: true, role: 'admin' },
+  { path: '/', name: 'Home', element: <HomePage />, nav: 'Home' },
+  { path: '/profile', name: 'Profile', element: <ProfilePage />, signedIn: true, nav: 'Profile' },
+  { path: '/usage', name: 'Usage', element: <UsagePage />, signedIn: true, role: 'admin', nav: 'Usage' },
+  {
+    path: '/diagnostics',
+    name: 'Diagnostics',
+    element: <DiagnosticsPage />,
+    signedIn: true,
+    role: 'admin',
+    nav: 'Diagnostics',
+  },
   {
     path: '/usage/sessions/:id',
     name: 'Usage session',
@@ -41,6 +50,11 @@ const routes: AppRoute[] = [
   },
 ];
 
+/** The main navigation: the routes that have a link, from the same table. */
+const navigation: NavLink[] = routes.flatMap(({ path, nav, role }) =>
+  nav ? [{ href: path, label: nav, ...(role ? { role } : {}) }] : [],
+);
+
 /** The one place features are composed: add a feature in its own folder and a row above. */
 export function App() {
   return (
@@ -49,7 +63,7 @@ export function App() {
         <AuthProvider>
           <RouteTracking routes={routes} fallbackName="Not found" />
           <TelemetryUser />
-          <Layout>
+          <Layout navigation={navigation}>
             <Switch>
               {routes.map((route) => (
                 <Route key={route.path} path={route.path}>

@@ -3,14 +3,21 @@ import { Link, useLocation } from 'wouter';
 import { useAuth } from '../auth/auth-context';
 import { ConsentSetting } from '../telemetry/consent-banner';
 
-export function Layout({ children }: { children: ReactNode }) {
+/** A link of the main navigation; one with a role is shown only to signed-in users who hold it. */
+export interface NavLink {
+  href: string;
+  label: string;
+  role?: string;
+}
+
+export function Layout({ navigation, children }: { navigation: NavLink[]; children: ReactNode }) {
   return (
     <>
       <header className="topbar">
         <Link href="/" className="brand">
           Gatehouse
         </Link>
-        <MainNav />
+        <MainNav links={navigation} />
         <AccountArea />
       </header>
       <SessionNotice />
@@ -22,15 +29,18 @@ export function Layout({ children }: { children: ReactNode }) {
   );
 }
 
-function MainNav() {
+function MainNav({ links }: { links: NavLink[] }) {
   const { state } = useAuth();
-  const admin = state.status === 'signed-in' && state.user.roles.includes('admin');
+  const roles = state.status === 'signed-in' ? state.user.roles : [];
   return (
     <nav aria-label="Main">
-      <Link href="/">Home</Link>
-      <Link href="/profile">Profile</Link>
-      {admin && <Link href="/usage">Usage</Link>}
-      {admin && <Link href="/diagnostics">Diagnostics</Link>}
+      {links
+        .filter(({ role }) => !role || roles.includes(role))
+        .map(({ href, label }) => (
+          <Link key={href} href={href}>
+            {label}
+          </Link>
+        ))}
     </nav>
   );
 }

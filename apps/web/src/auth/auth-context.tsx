@@ -17,6 +17,8 @@ export interface Auth {
   completeSignIn: (url: string) => Promise<CallbackResult>;
   /** A fresh access token for Gatehouse's own API, or null when signed out. */
   getAccessToken: () => Promise<string | null>;
+  /** A renewed access token after the API refused the last one (401); null when it cannot be renewed. */
+  renewAccessToken: () => Promise<string | null>;
 }
 
 const AuthContext = createContext<Auth | null>(null);
@@ -75,6 +77,10 @@ export function AuthProvider({
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
       getAccessToken: async () => (await loadSession()).getAccessToken(),
+      renewAccessToken: async () => {
+        const session = await loadSession();
+        return session.renewAccessToken ? session.renewAccessToken() : session.getAccessToken();
+      },
     }),
     [loadSession],
   );

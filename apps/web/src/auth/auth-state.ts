@@ -48,4 +48,9 @@ export interface AuthSession {
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   getAccessToken: () => Promise<string | null>;
+  /**
+   * A new access token now, whatever the old one's expiry says: the API refused it (401). Null when it
+   * cannot be renewed. A session without it falls back to getAccessToken.
+   */
+  renewAccessToken?: () => Promise<string | null>;
 }

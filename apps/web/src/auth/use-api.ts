@@ -1,3 +1,4 @@
+import type { ErrorBody, ErrorCode } from '@gatehouse/api-contract';
 import { useCallback, useEffect, useState } from 'react';
 import { useAuth } from './auth-context';
 
@@ -6,11 +7,14 @@ export class ApiError extends Error {
   override readonly name = 'ApiError';
   constructor(
     readonly status: number,
-    /** The server's stable error code (`invalid_token`, `forbidden`, …), when it gave one. */
-    readonly code: string | undefined,
+    /** The server's stable error code (listed in @gatehouse/api-contract), when it gave one. */
+    readonly code: ErrorCode | undefined,
     message: string,
+    /** The API refused the session even after a renewal: only signing in again helps. */
+    readonly signInRequired = false,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -23,11 +27,11 @@ function challengeParam(challenge: string | null, name: string): string | undefi
  * Turns a refusal into an ApiError that says why: the JSON body's `message` (the server's sentence),
  * else the bearer challenge's `error_description`, else the status alone.
  */
-export async function toApiError(response: Response): Promise<ApiError> {
+export async function toApiError(response: Response, signInRequired = false): Promise<ApiError> {
   let code: string | undefined;
   let reason: string | undefined;
   try {
-    const body = (await response.json()) as { error?: unknown; message?: unknown };
+    const body = (await response.json()) as Partial<Record<keyof ErrorBody, unknown>>;
     if (typeof body.error === 'string') code = body.error;
     if (typeof body.message === 'string' && body.message) reason = body.message;
   } catch {
@@ -37,35 +41,60 @@ export async function toApiError(response: Response): Promise<ApiError> {
   code ??= challengeParam(challenge, 'error');
   reason ??= challengeParam(challenge, 'error_description');
   const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+  const said = reason
+    ? `The server answered ${status}: ${reason.replace(/\.?$/, '.')}`
+    : `The server answered ${status}.`;
   return new ApiError(
     response.status,
-    code,
-    reason
-      ? `The server answered ${status}: ${reason.replace(/\.?$/, '.')}`
-      : `The server answered ${status}.`,
+    // The server's codes are the contract's; a proxy's or the challenge's are passed on as they are.
+    code as ErrorCode | undefined,
+    signInRequired ? `${said} Sign in again to continue.` : said,
+    signInRequired,
   );
+}
+
+export interface ApiTokens {
+  getAccessToken: () => Promise<string | null>;
+  renewAccessToken: () => Promise<string | null>;
 }
 
 /**
- * Fetch for Gatehouse's own API (same origin only): adds the bearer token, and turns a non-2xx
- * answer into an ApiError. Tokens never go to any other origin.
+ * One call of Gatehouse's API (same origin only): the bearer token, the JSON answer, a non-2xx answer
+ * as an ApiError. A 401 renews the token once and tries once more (RFC 6750, 3.1 `invalid_token`: an
+ * expired or revoked token); refused again, or not renewable, it asks the user to sign in again.
  */
-export function useApi() {
-  const { getAccessToken } = useAuth();
-  return useCallback(
-    async <T>(path: `/api/${string}`, init: RequestInit = {}): Promise<T> => {
-      const token = await getAccessToken();
-      const headers = new Headers(init.headers);
-      if (token) headers.set('Authorization', `Bearer ${token}`);
-      headers.set('Accept', 'application/json');
-      const response = await fetch(path, { ...init, headers, credentials: 'same-origin' });
-      if (!response.ok) throw await toApiError(response);
-      return (await response.json()) as T;
-    },
-    [getAccessToken],
-  );
+export async function callApi<T>(
+  path: `/api/${string}`,
+  init: RequestInit,
+  tokens: ApiTokens,
+  fetchImpl: typeof fetch = fetch,
+): Promise<T> {
+  const send = (token: string | null) => {
+    const headers = new Headers(init.headers);
+    if (token) headers.set('Authorization', `Bearer ${token}`);
+    headers.set('Accept', 'application/json');
+    return fetchImpl(path, { ...init, headers, credentials: 'same-origin' });
+  };
+  let response = await send(await tokens.getAccessToken());
+  if (response.status === 401) {
+    const renewed = await tokens.renewAccessToken().catch(() => null);
+    if (renewed === null) throw await toApiError(response, true);
+    response = await send(renewed);
+    if (response.status === 401) throw await toApiError(response, true);
+  }
+  if (!response.ok) throw await toApiError(response);
+  return (await response.json()) as T;
 }
 
+/** Fetch for Gatehouse's own API (callApi with the session's tokens). Tokens never go to any other origin. */
+export function useApi() {
+  const { getAccessToken, renewAccessToken } = useAuth();
+  return useCallback(
+    <T>(path: `/api/${string}`, init: RequestInit = {}): Promise<T> =>
+      callApi<T>(path, init, { getAccessToken, renewAccessToken }),
+    [getAccessToken, renewAccessToken],
+  );
+}
 export type ApiQuery<T> =
   | { status: 'loading'; data?: undefined; error?: undefined }
   | { status: 'ready'; data: T; error?: undefined }

@@ -1,3 +1,4 @@
+import type { ApiUser } from '@gatehouse/api-contract';
 import { useState } from 'react';
 import { useApi } from '../../auth/use-api';
 import { telemetry } from '../../telemetry/telemetry';
@@ -41,7 +42,7 @@ export default function DiagnosticsPage() {
           type="button"
           className="button"
           onClick={() =>
-            void api<{ sub: string }>('/api/me').then(
+            void api<ApiUser>('/api/me').then(
               (me) => setApiResult(`The API answered for ${me.sub}.`),
               (error: unknown) => setApiResult(error instanceof Error ? error.message : String(error)),
             )

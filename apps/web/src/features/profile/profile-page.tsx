@@ -1,5 +1,6 @@
 import type { ApiUser } from '@gatehouse/api-contract';
 import { useAuth } from '../../auth/auth-context';
+import { SignInAgain } from '../../auth/sign-in-again';
 import { useApiQuery } from '../../auth/use-api';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
@@ -32,7 +33,11 @@ export default function ProfilePage() {
         The answer of <code>GET /api/me</code>, which checks your access token on the server:
       </p>
       {me.status === 'loading' && <p aria-busy="true">Loading…</p>}
-      {me.status === 'failed' && <p role="alert">The API call failed: {me.error.message}</p>}
+      {me.status === 'failed' && (
+        <p role="alert">
+          The API call failed: {me.error.message} <SignInAgain error={me.error} />
+        </p>
+      )}
       {me.status === 'ready' && (
         <pre className="api-answer" data-testid="api-me">
           {JSON.stringify(me.data, null, 2)}

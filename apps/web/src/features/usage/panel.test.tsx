@@ -1,5 +1,8 @@
-import { fireEvent, render, screen } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
+import { AuthProvider } from '../../auth/auth-context';
+import type { AuthSession } from '../../auth/auth-state';
+import { ApiError } from '../../auth/use-api';
 import { LineChart } from './line-chart';
 import { Panel } from './panel';
 
@@ -66,6 +69,35 @@ describe('Panel', () => {
     expect(screen.getByRole('alert').textContent).toContain('The server answered 503.');
     fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
     expect(reload).toHaveBeenCalledTimes(1);
+  });
+
+  it('asks to sign in again, coming back here, when the API refused the renewed session', async () => {
+    window.history.replaceState(null, '', '/usage?range=7d');
+    const signIn = vi.fn(() => Promise.resolve());
+    const state = { status: 'signed-out' };
+    const session = {
+      getState: () => state,
+      subscribe: () => () => {},
+      signIn,
+      signOut: vi.fn(),
+      completeSignIn: vi.fn(),
+      getAccessToken: () => Promise.resolve(null),
+    } as unknown as AuthSession;
+    const error = new ApiError(401, 'invalid_token', 'The server answered 401. Sign in again.', true);
+    render(
+      <AuthProvider loadSession={() => Promise.resolve(session)}>
+        <Panel
+          title="Pages"
+          query={{ status: 'failed', error, reload: vi.fn() }}
+          isEmpty={(d: number[]) => d.length === 0}
+        >
+          {rows}
+        </Panel>
+      </AuthProvider>,
+    );
+    expect(screen.queryByRole('button', { name: 'Try again' })).toBeNull();
+    fireEvent.click(screen.getByRole('button', { name: 'Sign in again' }));
+    await waitFor(() => expect(signIn).toHaveBeenCalledWith('/usage?range=7d'));
   });
 });
 

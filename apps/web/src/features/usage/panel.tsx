@@ -1,5 +1,6 @@
 import { useId, type ReactNode } from 'react';
-import type { ApiQuery } from '../../auth/use-api';
+import { SignInAgain } from '../../auth/sign-in-again';
+import { ApiError, type ApiQuery } from '../../auth/use-api';
 
 /** A dashboard section with its loading, empty and error states. */
 export function Panel<T>({
@@ -22,9 +23,13 @@ export function Panel<T>({
       {query.status === 'failed' && (
         <p role="alert">
           This could not be loaded: {query.error.message}{' '}
-          <button type="button" className="link-button" onClick={query.reload}>
-            Try again
-          </button>
+          {query.error instanceof ApiError && query.error.signInRequired ? (
+            <SignInAgain error={query.error} />
+          ) : (
+            <button type="button" className="link-button" onClick={query.reload}>
+              Try again
+            </button>
+          )}
         </p>
       )}
       {query.status === 'ready' &&
