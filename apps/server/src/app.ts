@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
-import type { UsageQueries } from '@gatehouse/collector';
+import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
@@ -23,6 +23,8 @@ export interface AppOptions {
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries;
+  /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
+  analytics?: AnalyticsQueries;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
 }
@@ -170,7 +172,16 @@ export function createApp(options: AppOptions) {
   }
   if (options.usage) {
     const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
-    api.use('/usage', createUsageRouter({ verify, queries: options.usage, isVerifiedUser, dpop }));
+    api.use(
+      '/usage',
+      createUsageRouter({
+        verify,
+        queries: options.usage,
+        analytics: options.analytics,
+        isVerifiedUser,
+        dpop,
+      }),
+    );
   }
   api.use((_req, res) => {
     res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));

@@ -56,6 +56,7 @@ async function main() {
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector,
     usage: collector.usage,
+    analytics: collector.analytics,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.

@@ -56,6 +56,7 @@ beforeAll(async () => {
     log: () => undefined,
     collector,
     usage: collector.usage,
+    analytics: collector.analytics,
     telemetryUserIds: new TelemetryUserIds(['a-secret-of-at-least-thirty-two-characters']),
   });
   server = app.listen(0, '127.0.0.1');
@@ -137,6 +138,9 @@ const endpoints = [
   '/api/usage/dependencies',
   '/api/usage/sessions',
   '/api/usage/sessions/sess-1/timeline',
+  '/api/usage/experience',
+  '/api/usage/events',
+  '/api/usage/funnel?step=page:Home&step=page:Profile',
 ];
 
 describe('the usage API', () => {
@@ -231,6 +235,32 @@ describe('the usage API', () => {
       { type: 'pageview', name: 'Home', operationId: 'op-1' },
       { type: 'dependency', name: 'GET /api/me', operationId: 'op-1', success: false },
     ]);
+    // No web vitals stored: empty figures, every chart bucket listed (the query: analytics-experience.test.ts).
+    const experience = await asAdmin('/api/usage/experience?range=7d');
+    expect(asDescribed('usageExperience', experience.body)).toMatchObject({
+      range: '7d',
+      overall: {},
+      pages: [],
+      bucketMs: 6 * 3_600_000,
+    });
+    expect(experience.body.trend).toHaveLength(28);
+    expect((await asAdmin('/api/usage/experience?range=2d')).status).toBe(400);
+    const events = await asAdmin('/api/usage/events?range=1h');
+    expect(asDescribed('usageEvents', events.body)).toMatchObject({ range: '1h', events: [] });
+    // The session of beforeAll viewed Home: step 1 reached by its user, step 2 (an event) by nobody.
+    const funnel = await asAdmin(
+      `/api/usage/funnel?step=page:Home&step=${encodeURIComponent('event:Sent, or not')}`,
+    );
+    expect(asDescribed('usageFunnel', funnel.body).steps).toEqual([
+      { kind: 'page', name: 'Home', users: 1, dropOff: 0, medianMsFromPrevious: null },
+      { kind: 'event', name: 'Sent, or not', users: 0, dropOff: 1, medianMsFromPrevious: null },
+    ]);
+    const oneStep = await asAdmin('/api/usage/funnel?step=page:Home');
+    expect(oneStep).toMatchObject({
+      status: 400,
+      body: { message: 'step must be given at least twice (2 steps).' },
+    });
+    expect((await asAdmin('/api/usage/funnel?step=Home&step=page:Profile')).body.message).toMatch(/^step\b/);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
     expect(asErrorBody(missing.body)).toEqual({

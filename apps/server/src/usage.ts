@@ -9,7 +9,7 @@ import {
   type ResponseOf,
   type UsageRange,
 } from '@gatehouse/api-contract';
-import type { UsageQueries } from '@gatehouse/collector';
+import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
 import { requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
@@ -17,6 +17,8 @@ import { requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer
 export interface UsageRouterOptions {
   verify: (token: string) => Promise<ApiUser>;
   queries: UsageQueries;
+  /** The product analytics (web vitals, ...); without them those endpoints answer 404. */
+  analytics?: AnalyticsQueries | undefined;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
   /** How DPoP-bound tokens are checked (RFC 9449); without it, only bearer tokens are taken. */
@@ -98,6 +100,7 @@ function toExpressPath(path: string): string {
 export function createUsageRouter({
   verify,
   queries,
+  analytics,
   isVerifiedUser = () => false,
   dpop,
 }: UsageRouterOptions): express.Router {
@@ -162,5 +165,10 @@ export function createUsageRouter({
     const timeline = await queries.sessionTimeline(id);
     return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
   });
+  if (analytics) {
+    route(router, 'usageExperience', ({ query }) => analytics.experience(query));
+    route(router, 'usageEvents', ({ query }) => analytics.customEvents(query));
+    route(router, 'usageFunnel', ({ query: { range, step } }) => analytics.funnel(step, { range }));
+  }
   return router;
 }

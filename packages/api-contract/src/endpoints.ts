@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { customEventsSchema, experienceSchema, funnelQuery, funnelSchema } from './analytics.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
   dependenciesSchema,
@@ -144,6 +145,29 @@ export const endpoints = {
     params: userParams,
     query: noQuery,
     response: erasedSchema,
+  }),
+  usageExperience: usage({
+    method: 'get',
+    path: '/usage/experience',
+    summary:
+      "Web vitals (LCP, INP, CLS, FCP, TTFB): overall and per landing page (top 100), the p75 with Google's rating and the shares in each rating; and the p75 per chart bucket",
+    query: rangeQuery,
+    response: experienceSchema,
+  }),
+  usageEvents: usage({
+    method: 'get',
+    path: '/usage/events',
+    summary: 'Custom events (trackEvent) by name: count, users and sessions (top 100 by count)',
+    query: rangeQuery,
+    response: customEventsSchema,
+  }),
+  usageFunnel: usage({
+    method: 'get',
+    path: '/usage/funnel',
+    summary:
+      'Users who went through 2 to 5 steps (pages or custom events) in order within a session: per step, users, drop-off and median time from the previous step',
+    query: funnelQuery,
+    response: funnelSchema,
   }),
 } as const satisfies Record<string, Endpoint>;
 

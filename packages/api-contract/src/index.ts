@@ -15,3 +15,4 @@ export type { ApiUser, TelemetryUser, TokenCheck } from './me.js';
 export { createOpenApiDocument } from './openapi.js';
 export type { OpenApiDocument } from './openapi.js';
 export * from './usage.js';
+export * from './analytics.js';

@@ -209,6 +209,9 @@ export const erasedSchema = z
   .strictObject({ erased: count.meta({ description: 'Items erased' }) })
   .meta({ id: 'Erased' });
 
+/** For the other areas' schemas (analytics.ts): the period every answer names, times and counts. */
+export { period as periodFields, time as timeSchema, count as countSchema };
+
 export type Tile = z.infer<typeof tileSchema>;
 export type Overview = z.infer<typeof overviewSchema>;
 export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;

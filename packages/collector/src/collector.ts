@@ -7,6 +7,7 @@ import { startIngest } from './ingest-offload.js';
 import { listPacked, selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
 import { StoreQuota } from './store-quota.js';
+import { createAnalyticsQueries, type AnalyticsQueries } from './analytics.js';
 import { createUsageQueries, type UsageQueries } from './queries.js';
 import { openWritableStore, ROW_GROUP_ROWS, type TelemetryStore } from './store.js';
 
@@ -67,6 +68,8 @@ export interface Collector {
   store: TelemetryStore;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
   usage: UsageQueries;
+  /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
+  analytics: AnalyticsQueries;
   /** Stops accepting, waits for queued writes, closes the store. */
   close(): Promise<void>;
 }
@@ -408,6 +411,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     handle,
     store,
     usage: createUsageQueries(store),
+    analytics: createAnalyticsQueries(store),
     async close() {
       closing = true;
       clearInterval(pruneTimer);

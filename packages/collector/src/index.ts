@@ -33,3 +33,6 @@ export type {
   UsageRange,
   UsageReader,
 } from './queries.js';
+export { createAnalyticsQueries } from './analytics.js';
+export type { AnalyticsQueries } from './analytics.js';
+export { rateVital, vitalThresholds } from './analytics-experience.js';

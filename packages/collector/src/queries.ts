@@ -100,15 +100,17 @@ export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
   read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
 }
 
-const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
-const iso = (ms: number) => new Date(ms).toISOString();
-const num = (v: unknown): number => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0);
-const numOrNull = (v: unknown): number | null =>
+/** Helpers shared with the analytics queries (analytics-*.ts). */
+export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+export const iso = (ms: number) => new Date(ms).toISOString();
+export const num = (v: unknown): number =>
+  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0;
+export const numOrNull = (v: unknown): number | null =>
   v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
 const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
-const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-function period(options: UsageOptions = {}): { range: UsageRange; from: number; to: number } {
+export function period(options: UsageOptions = {}): { range: UsageRange; from: number; to: number } {
   const range = options.range ?? '24h';
   const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
   if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
@@ -116,11 +118,23 @@ function period(options: UsageOptions = {}): { range: UsageRange; from: number; 
   return { range, from: to - spec.lengthMs, to };
 }
 
-const describePeriod = (p: { range: UsageRange; from: number; to: number }): Period => ({
+export const describePeriod = (p: { range: UsageRange; from: number; to: number }): Period => ({
   range: p.range,
   from: iso(p.from),
   to: iso(p.to),
 });
+
+/**
+ * A chart's period: buckets aligned to multiples of their width since the epoch (UTC), so charts of the
+ * same range line up from one call to the next; the period ends at the end of the current bucket.
+ */
+export function bucketedPeriod(options: UsageOptions = {}) {
+  const range = options.range ?? '24h';
+  const { lengthMs, bucketMs } = rangeSpecs[range];
+  const now = options.now ?? Date.now();
+  const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
+  return { range, lengthMs, bucketMs, from: to - lengthMs, to };
+}
 
 const change = (value: number, previous: number): number | null =>
   previous === 0 ? null : (value - previous) / previous;
@@ -241,13 +255,7 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
     },
 
     async timeseries(options) {
-      // Buckets are aligned to multiples of their width since the epoch (UTC), so charts of the same
-      // range line up from one call to the next: the period ends at the end of the current bucket.
-      const range = options?.range ?? '24h';
-      const { lengthMs, bucketMs } = rangeSpecs[range];
-      const now = options?.now ?? Date.now();
-      const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
-      const from = to - lengthMs;
+      const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
       const rows = await reader.read(timeseriesSql, [ts(from), ts(to), from, bucketMs]);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];

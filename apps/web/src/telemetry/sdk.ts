@@ -7,7 +7,7 @@ export interface TelemetrySdk {
   trackPageView(name: string, uri: string, durationMs: number | undefined): void;
   trackException(error: Error, properties: Record<string, string>): void;
   trackEvent(name: string, properties: Record<string, string>): void;
-  trackMetric(name: string, value: number): void;
+  trackMetric(name: string, value: number, properties: Record<string, string>): void;
   trackTrace(message: string, properties: Record<string, string>): void;
   setAuthenticatedUser(id: string): void;
   clearAuthenticatedUser(): void;
@@ -33,7 +33,7 @@ export function startSdk(connectionString: string, appOrigin: string): Telemetry
       ),
     trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
     trackEvent: (name, properties) => appInsights.trackEvent({ name, properties }),
-    trackMetric: (name, average) => appInsights.trackMetric({ name, average }),
+    trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
     setAuthenticatedUser: (id) => appInsights.setAuthenticatedUserContext(id, undefined, false),
     clearAuthenticatedUser: () => appInsights.clearAuthenticatedUserContext(),

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
 import { TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
+import type { WebVital } from './web-vitals';
 
 function fakeSdk() {
   return {
@@ -158,5 +159,77 @@ describe('TelemetryClient', () => {
     expect(load).toHaveBeenCalledTimes(1);
     expect(warn).toHaveBeenCalledTimes(1);
     expect(client.getConsent()).toBe('unavailable');
+  });
+
+  describe('web vitals', () => {
+    /** A client whose web-vitals chunk is a fake: `report` stands for the browser's measurements. */
+    function withVitals(consent: TelemetryRuntime['consent']) {
+      const sdk = fakeSdk();
+      let report: ((vital: WebVital) => void) | undefined;
+      const loadVitals = vi.fn(() =>
+        Promise.resolve({ watchWebVitals: (r: (vital: WebVital) => void) => void (report = r) }),
+      );
+      const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }), loadVitals);
+      client.start(() => Promise.resolve(runtime(consent)));
+      const measure = (vital: WebVital) => {
+        if (!report) throw new Error('web vitals are not watched');
+        report(vital);
+      };
+      return { sdk, client, loadVitals, measure };
+    }
+    const lcp: WebVital = { name: 'LCP', value: 1234, rating: 'good', navigationType: 'navigate' };
+
+    it('are loaded with the SDK only, and go out as metrics named after the landing page', async () => {
+      const { sdk, client, loadVitals, measure } = withVitals('ask');
+      client.trackPageView('Home', 'http://localhost/');
+      await settle();
+      expect(loadVitals).not.toHaveBeenCalled();
+      client.choose('granted');
+      await settle();
+      expect(loadVitals).toHaveBeenCalledTimes(1);
+      client.trackPageView('Profile', 'http://localhost/profile', 5);
+      measure(lcp);
+      expect(sdk.trackMetric).toHaveBeenCalledWith('LCP', 1234, {
+        page: 'Home',
+        rating: 'good',
+        navigationType: 'navigate',
+      });
+    });
+
+    it('measured before the first page view wait for it, so they carry its name', async () => {
+      const { sdk, client, measure } = withVitals('implied');
+      await settle();
+      measure({ name: 'FCP', value: 900, rating: 'good', navigationType: 'navigate' });
+      expect(sdk.trackMetric).not.toHaveBeenCalled();
+      client.trackPageView('Home', 'http://localhost/');
+      expect(sdk.trackMetric).toHaveBeenCalledWith('FCP', 900, expect.objectContaining({ page: 'Home' }));
+    });
+
+    it('are watched once per page load, and dropped once the visitor declines', async () => {
+      const { sdk, client, loadVitals, measure } = withVitals('implied');
+      client.trackPageView('Home', 'http://localhost/');
+      await settle();
+      client.startFreshIdentity();
+      await settle();
+      expect(loadVitals).toHaveBeenCalledTimes(1);
+      client.choose('denied');
+      measure(lcp);
+      expect(sdk.trackMetric).not.toHaveBeenCalled();
+    });
+
+    it('cost only themselves when their chunk cannot load', async () => {
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const sdk = fakeSdk();
+      const client = new TelemetryClient(
+        () => Promise.resolve({ startSdk: () => sdk }),
+        () => Promise.reject(new Error('offline')),
+      );
+      client.start(() => Promise.resolve(runtime('implied')));
+      client.trackPageView('Home', 'http://localhost/');
+      await settle();
+      expect(client.getConsent()).toBe('implied');
+      expect(sdk.trackPageView).toHaveBeenCalled();
+      expect(warn).toHaveBeenCalledWith('Web vitals are not reported: their code could not be loaded.');
+    });
   });
 });

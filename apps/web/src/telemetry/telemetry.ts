@@ -7,6 +7,7 @@ import {
   type ConsentState,
 } from './consent';
 import type { TelemetrySdk } from './sdk';
+import type { WebVital } from './web-vitals';
 
 export interface TelemetryRuntime {
   connectionString: string;
@@ -37,11 +38,19 @@ export class TelemetryClient {
   private awaitingUser = false;
   /** Bumped at each change of user, so a late answer for an earlier user is ignored. */
   private userGeneration = 0;
+  /** The first page view's name: the page this load's web vitals belong to. */
+  private landingPage: string | undefined;
+  /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
+  private vitalsBeforeLanding: WebVital[] = [];
+  private watchingVitals = false;
 
   constructor(
     private readonly loadSdk: () => Promise<{
       startSdk: (cs: string, origin: string) => TelemetrySdk;
     }> = () => import('./sdk'),
+    private readonly loadWebVitals: () => Promise<{
+      watchWebVitals: (report: (vital: WebVital) => void) => void;
+    }> = () => import('./web-vitals'),
   ) {}
 
   /** Starts listening for errors at once, and decides about the SDK after the first paint. */
@@ -84,6 +93,12 @@ export class TelemetryClient {
   }
 
   trackPageView(name: string, uri: string, durationMs?: number): void {
+    if (this.landingPage === undefined) {
+      this.landingPage = name;
+      const early = this.vitalsBeforeLanding;
+      this.vitalsBeforeLanding = [];
+      for (const vital of early) this.trackWebVital(vital);
+    }
     this.run((sdk) => sdk.trackPageView(name, uri, durationMs));
   }
 
@@ -97,8 +112,8 @@ export class TelemetryClient {
     this.run((sdk) => sdk.trackEvent(name, properties));
   }
 
-  trackMetric(name: string, value: number): void {
-    this.run((sdk) => sdk.trackMetric(name, value));
+  trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
+    this.run((sdk) => sdk.trackMetric(name, value, properties));
   }
 
   trackTrace(message: string, properties: Record<string, string> = {}): void {
@@ -181,9 +196,34 @@ export class TelemetryClient {
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();
         this.drain();
+        this.watchWebVitals();
       },
       () => this.switchOff(),
     );
+  }
+
+  /**
+   * This page load's web vitals, as metrics named after them (customMetrics in Azure Monitor), each
+   * with the landing page's name (those measured before the first page view wait for it: the callback
+   * route has none); the SDK gives them the page view's operation id. Once per load:
+   * web-vitals measures the document, not the router's later pages. A chunk that fails to load costs
+   * the vitals only.
+   */
+  private watchWebVitals(): void {
+    if (this.watchingVitals) return;
+    this.watchingVitals = true;
+    this.loadWebVitals().then(
+      ({ watchWebVitals }) =>
+        watchWebVitals((vital) => {
+          if (this.landingPage === undefined) this.vitalsBeforeLanding.push(vital);
+          else this.trackWebVital(vital);
+        }),
+      () => console.warn('Web vitals are not reported: their code could not be loaded.'),
+    );
+  }
+
+  private trackWebVital({ name, value, rating, navigationType }: WebVital): void {
+    this.trackMetric(name, value, { page: this.landingPage ?? '', rating, navigationType });
   }
 
   /** Sends what waited, once the SDK is there and no user id is awaited. */

@@ -6,6 +6,25 @@ export interface Series<T> {
   className: string;
 }
 
+/** A point's value of a series: a number, or null where nothing was measured (a gap in the line). */
+const valueOf = <T,>(point: T, key: keyof T): number | null =>
+  point[key] === null ? null : Number(point[key]);
+
+/** The runs of consecutive measured points: one polyline each, so a gap is not drawn as a zero. */
+function runs<T>(points: T[], key: keyof T): [number, number][][] {
+  const out: [number, number][][] = [];
+  let run: [number, number][] = [];
+  points.forEach((point, i) => {
+    const v = valueOf(point, key);
+    if (v === null) {
+      if (run.length) out.push(run);
+      run = [];
+    } else run.push([i, v]);
+  });
+  if (run.length) out.push(run);
+  return out;
+}
+
 const WIDTH = 640;
 const HEIGHT = 180;
 const PAD = 28;
@@ -18,12 +37,15 @@ export function LineChart<T extends { start: string }>({
   title,
   points,
   series,
+  format = formatCount,
 }: {
   title: string;
   points: T[];
   series: Series<T>[];
+  /** How values read (ticks and table); default a count. */
+  format?: (value: number) => string;
 }) {
-  const values = points.flatMap((point) => series.map((s) => Number(point[s.key])));
+  const values = points.flatMap((point) => series.flatMap((s) => valueOf(point, s.key) ?? []));
   const max = Math.max(1, ...values);
   const x = (i: number) => PAD + (points.length < 2 ? 0 : (i * (WIDTH - 2 * PAD)) / (points.length - 1));
   const y = (v: number) => HEIGHT - PAD - (v / max) * (HEIGHT - 2 * PAD);
@@ -33,18 +55,20 @@ export function LineChart<T extends { start: string }>({
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} aria-hidden="true" focusable="false">
         <line x1={PAD} y1={HEIGHT - PAD} x2={WIDTH - PAD} y2={HEIGHT - PAD} className="axis" />
         <text x={4} y={PAD} className="tick">
-          {formatCount(max)}
+          {format(max)}
         </text>
         <text x={4} y={HEIGHT - PAD} className="tick">
           0
         </text>
-        {series.map((s) => (
-          <polyline
-            key={s.key}
-            className={`line ${s.className}`}
-            points={points.map((point, i) => `${x(i)},${y(Number(point[s.key]))}`).join(' ')}
-          />
-        ))}
+        {series.flatMap((s) =>
+          runs(points, s.key).map((run) => (
+            <polyline
+              key={`${s.key}-${run[0]?.[0] ?? 0}`}
+              className={`line ${s.className}`}
+              points={run.map(([i, v]) => `${x(i)},${y(v)}`).join(' ')}
+            />
+          )),
+        )}
       </svg>
       <ul className="legend">
         {series.map((s) => (
@@ -71,7 +95,9 @@ export function LineChart<T extends { start: string }>({
               <tr key={point.start}>
                 <th scope="row">{formatTime(point.start)}</th>
                 {series.map((s) => (
-                  <td key={s.key}>{formatCount(Number(point[s.key]))}</td>
+                  <td key={s.key}>
+                    {valueOf(point, s.key) === null ? '—' : format(valueOf(point, s.key) ?? 0)}
+                  </td>
                 ))}
               </tr>
             ))}

@@ -36,6 +36,15 @@ describe('Panel', () => {
     expect(region.getAttribute('aria-busy')).toBe('false');
   });
 
+  it('is a region named by its title, spaces and all', () => {
+    render(
+      <Panel title="Custom events" query={{ status: 'loading', reload: vi.fn() }} isEmpty={() => false}>
+        {rows}
+      </Panel>,
+    );
+    expect(screen.getByRole('region', { name: 'Custom events' })).toBeTruthy();
+  });
+
   it('says when nothing was recorded', () => {
     render(
       <Panel
@@ -116,5 +125,25 @@ describe('LineChart', () => {
       .map((row) => row.lastElementChild?.textContent);
     expect(cells).toEqual(['Page views', '3', '1,234']);
     expect(container.querySelectorAll('polyline')).toHaveLength(1);
+  });
+
+  it('leaves a gap where nothing was measured, rather than drawing a zero', () => {
+    const { container } = render(
+      <LineChart
+        title="LCP"
+        points={[
+          { start: '2026-11-21T10:00:00Z', lcp: 1200 },
+          { start: '2026-11-21T11:00:00Z', lcp: 1300 },
+          { start: '2026-11-21T12:00:00Z', lcp: null },
+          { start: '2026-11-21T13:00:00Z', lcp: 1100 },
+        ]}
+        format={(v) => `${v} ms`}
+        series={[{ key: 'lcp', label: 'LCP', className: 's1' }]}
+      />,
+    );
+    const lines = [...container.querySelectorAll('polyline')].map((l) => l.getAttribute('points'));
+    expect(lines.map((points) => points?.split(' ').length)).toEqual([2, 1]);
+    const cells = [...container.querySelectorAll('td')].map((td) => td.textContent);
+    expect(cells).toEqual(['1200 ms', '1300 ms', '—', '1100 ms']);
   });
 });

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useId, type ReactNode } from 'react';
 import { SignInAgain } from '../../auth/sign-in-again';
 import { ApiError, type ApiQuery } from '../../auth/use-api';
 
@@ -14,9 +14,11 @@ export function Panel<T>({
   isEmpty: (data: T) => boolean;
   children: (data: T) => ReactNode;
 }) {
+  // An id of its own: `aria-labelledby` reads a list of ids, so a title with spaces cannot be one.
+  const headingId = useId();
   return (
-    <section className="panel" aria-labelledby={`panel-${title}`} aria-busy={query.status === 'loading'}>
-      <h2 id={`panel-${title}`}>{title}</h2>
+    <section className="panel" aria-labelledby={headingId} aria-busy={query.status === 'loading'}>
+      <h2 id={headingId}>{title}</h2>
       {query.status === 'loading' && <p className="muted">Loading…</p>}
       {query.status === 'failed' && (
         <p role="alert">

@@ -8,7 +8,10 @@ export type {
   Dependencies,
   DependencyRow,
   ExceptionGroup,
+  CustomEvents,
   Exceptions,
+  Experience,
+  Funnel,
   Overview,
   PageRow,
   Pages,
@@ -21,6 +24,9 @@ export type {
   Timeseries,
   TimeseriesBucket as TimeseriesPoint,
   UsageRange as Range,
+  VitalRating,
+  VitalSummary,
+  WebVitalName as Vital,
 } from '@gatehouse/api-contract';
 
 /** The periods the dashboard offers: every one the API answers for (the Record makes it exhaustive). */

@@ -2,6 +2,8 @@ import { useState } from 'react';
 import { Link } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
+import { ExperiencePanel } from './experience-panel';
+import { FunnelPanel } from './funnel-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
 import { UserLabel } from './user-label';
@@ -10,8 +12,10 @@ import {
   RANGE_LABELS,
   RANGES,
   TILES,
+  type CustomEvents,
   type Dependencies,
   type Exceptions,
+  type Experience,
   type Overview,
   type Pages,
   type Range,
@@ -32,6 +36,8 @@ export default function UsagePage() {
   const exceptions = useApiQuery<Exceptions>(`/api/usage/exceptions?range=${range}`, every);
   const dependencies = useApiQuery<Dependencies>(`/api/usage/dependencies?range=${range}`, every);
   const sessions = useApiQuery<Sessions>(`/api/usage/sessions?range=${range}&limit=20`, every);
+  const experience = useApiQuery<Experience>(`/api/usage/experience?range=${range}`, every);
+  const events = useApiQuery<CustomEvents>(`/api/usage/events?range=${range}`, every);
 
   return (
     <section className="page wide">
@@ -104,6 +110,8 @@ export default function UsagePage() {
         )}
       </Panel>
 
+      <ExperiencePanel query={experience} />
+
       <Panel title="Pages" query={pages} isEmpty={(data) => data.pages.length === 0}>
         {({ pages: rows }) => (
           <table data-testid="pages-table">
@@ -132,6 +140,38 @@ export default function UsagePage() {
           </table>
         )}
       </Panel>
+
+      <Panel title="Custom events" query={events} isEmpty={(data) => data.events.length === 0}>
+        {({ events: rows }) => (
+          <table data-testid="events-table">
+            <thead>
+              <tr>
+                <th scope="col">Event</th>
+                <th scope="col">Count</th>
+                <th scope="col">Users</th>
+                <th scope="col">Sessions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.name}>
+                  <th scope="row">
+                    <LongText text={row.name} />
+                  </th>
+                  <td>{formatCount(row.count)}</td>
+                  <td>{formatCount(row.users)}</td>
+                  <td>{formatCount(row.sessions)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Panel>
+
+      <section className="panel" aria-labelledby="funnels-heading">
+        <h2 id="funnels-heading">Funnels</h2>
+        <FunnelPanel range={range} every={every} />
+      </section>
 
       <Panel title="Exceptions" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>
         {({ exceptions: groups }) => (

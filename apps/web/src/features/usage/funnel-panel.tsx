@@ -1,0 +1,113 @@
+import { useState, type FormEvent } from 'react';
+import { useApiQuery } from '../../auth/use-api';
+import { formatCount, formatMs, formatRate } from './format';
+import { LongText } from './long-text';
+import { Panel } from './panel';
+import type { Funnel, Range } from './usage-api';
+
+type Step = { kind: 'page' | 'event'; name: string };
+const MIN_STEPS = 2;
+const MAX_STEPS = 5;
+
+const funnelPath = (range: Range, steps: Step[]) =>
+  `/api/usage/funnel?range=${range}&${steps
+    .map((s) => `step=${encodeURIComponent(`${s.kind}:${s.name}`)}`)
+    .join('&')}` as const;
+
+function FunnelResult({ range, steps, every }: { range: Range; steps: Step[]; every?: number | undefined }) {
+  const query = useApiQuery<Funnel>(funnelPath(range, steps), every);
+  return (
+    <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
+      {(data) => (
+        <table data-testid="funnel-table">
+          <thead>
+            <tr>
+              <th scope="col">Step</th>
+              <th scope="col">Users</th>
+              <th scope="col">Dropped</th>
+              <th scope="col">Median time from previous</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.steps.map((step, i) => (
+              <tr key={`${i}-${step.kind}-${step.name}`}>
+                <th scope="row">
+                  {i + 1}. {step.kind === 'page' ? 'Page' : 'Event'} <LongText text={step.name} />
+                </th>
+                <td>{formatCount(step.users)}</td>
+                <td>{i === 0 ? '—' : formatRate(step.dropOff)}</td>
+                <td>{formatMs(step.medianMsFromPrevious)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Panel>
+  );
+}
+
+/**
+ * A funnel the admin defines: 2 to 5 steps (pages by their page view's name, or custom events), and how
+ * many users went through them in order within a session, with the drop-off and the time between steps.
+ */
+export function FunnelPanel({ range, every }: { range: Range; every?: number | undefined }) {
+  const [draft, setDraft] = useState<Step[]>([
+    { kind: 'page', name: '' },
+    { kind: 'page', name: '' },
+  ]);
+  const [asked, setAsked] = useState<Step[] | null>(null);
+  const update = (i: number, change: Partial<Step>) =>
+    setDraft((steps) => steps.map((s, j) => (j === i ? { ...s, ...change } : s)));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setAsked(draft.map((s) => ({ ...s, name: s.name.trim() })));
+  };
+  return (
+    <>
+      <form className="funnel-form" onSubmit={submit} aria-label="Funnel steps">
+        {draft.map((step, i) => (
+          <fieldset key={i} className="funnel-step">
+            <legend>Step {i + 1}</legend>
+            <select
+              aria-label={`Step ${i + 1} kind`}
+              value={step.kind}
+              onChange={(e) => update(i, { kind: e.target.value === 'event' ? 'event' : 'page' })}
+            >
+              <option value="page">Page</option>
+              <option value="event">Custom event</option>
+            </select>{' '}
+            <input
+              aria-label={`Step ${i + 1} name`}
+              required
+              maxLength={512}
+              value={step.name}
+              onChange={(e) => update(i, { name: e.target.value })}
+            />
+          </fieldset>
+        ))}
+        <p className="actions wrap">
+          <button
+            type="button"
+            className="button"
+            disabled={draft.length >= MAX_STEPS}
+            onClick={() => setDraft((steps) => [...steps, { kind: 'page', name: '' }])}
+          >
+            Add a step
+          </button>
+          <button
+            type="button"
+            className="button"
+            disabled={draft.length <= MIN_STEPS}
+            onClick={() => setDraft((steps) => steps.slice(0, -1))}
+          >
+            Remove the last step
+          </button>
+          <button type="submit" className="button">
+            Show the funnel
+          </button>
+        </p>
+      </form>
+      {asked && <FunnelResult range={range} steps={asked} every={every} />}
+    </>
+  );
+}

@@ -1,0 +1,119 @@
+import { expect, test, type Page } from '@playwright/test';
+import { ACCOUNTS, logInAtProvider, startServer, type StartedServer } from './support';
+import { hidePage, recordTelemetry } from './telemetry-support';
+
+/** A Gatehouse of its own with an empty store, so the Experience panel shows this test's vitals only. */
+let fresh: StartedServer;
+
+test.beforeAll(async () => {
+  fresh = await startServer(50, { TELEMETRY_CONSENT: 'implied' });
+});
+
+test.afterAll(async () => {
+  await fresh.stop();
+});
+
+/**
+ * The tab goes to the background, as when the user switches tabs: web-vitals reports its final LCP, CLS
+ * and INP on `visibilitychange` to hidden, and the SDK hands pending items over on page hide.
+ */
+async function sendToBackground(page: Page) {
+  await page.evaluate(() => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  });
+  await hidePage(page);
+}
+
+/** The dashboard panel `name`, reloaded until the store has what its `table` shows (the journal loads within seconds). */
+async function panelWithData(page: Page, name: string, table: string) {
+  const panel = page.getByRole('region', { name });
+  await expect
+    .poll(async () => {
+      await page.reload();
+      await expect(panel).toHaveAttribute('aria-busy', 'false');
+      return panel.getByTestId(table).count();
+    })
+    .toBe(1);
+  return panel;
+}
+
+test('web vitals reach the collector with their page view, and an admin sees them rated', async ({
+  page,
+}) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto(fresh.origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, fresh.provider);
+  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  // An interaction (INP's input) and a route change: the vitals still belong to the landing page.
+  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+  await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
+  await sendToBackground(page);
+
+  const vitals = () => telemetry.ofType('MetricData');
+  await expect
+    .poll(() => vitals().map((e) => (e.data.baseData.metrics as { name: string }[])[0]?.name))
+    .toEqual(expect.arrayContaining(['LCP', 'CLS', 'FCP', 'TTFB']));
+  // Each one carries its page load's operation id: that of a page view named as its `page` property.
+  const pageViews = telemetry.ofType('PageviewData');
+  for (const vital of vitals()) {
+    const properties = vital.data.baseData.properties as Record<string, string>;
+    expect(['good', 'needs-improvement', 'poor']).toContain(properties.rating);
+    const view = pageViews.find((v) => v.tags['ai.operation.id'] === vital.tags['ai.operation.id']);
+    expect(view?.data.baseData.name, JSON.stringify(vital)).toBe(properties.page);
+  }
+  // The store has them: the admin's dashboard shows the Experience panel, rated, each figure in a table, within the screen.
+  await page.setViewportSize({ width: 800, height: 700 });
+  await page.goto(`${fresh.origin}/usage`);
+  const experience = await panelWithData(page, 'Experience', 'vitals-pages-table');
+  const landing = experience.getByTestId('vitals-pages-table').getByRole('row', { name: /^Home/ });
+  await expect(landing).toContainText(/good|needs improvement|poor/);
+  const lcp = experience.getByTestId('vitals-table').getByRole('row', { name: /Largest Contentful Paint/ });
+  await expect(lcp).toContainText(/\d+ ms|\d\.\d\d s/);
+  await expect(lcp).toContainText(/% good/);
+  await expect(experience.getByText('p75 of CLS: as a table')).toBeVisible();
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+  ).toBeLessThanOrEqual(0);
+});
+
+test('custom events appear on the dashboard with their counts, users and sessions, and make funnel steps', async ({
+  page,
+}) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto(fresh.origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, fresh.provider);
+  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
+  const send = page.getByRole('button', { name: 'Send an event' });
+  await send.click();
+  await send.click();
+  // Handed over (the SDK batches; page hide sends), and seen leaving, before the page is left.
+  await hidePage(page);
+  await expect.poll(() => telemetry.ofType('EventData').length).toBe(2);
+  await page.goto(`${fresh.origin}/usage`);
+  const events = await panelWithData(page, 'Custom events', 'events-table');
+  await expect(events.getByRole('row', { name: /^Diagnostics event/ })).toHaveText(
+    /Diagnostics event\s*2\s*1\s*1/,
+  );
+
+  // The same session as a funnel: the Diagnostics page, then the event; and a step nobody reached.
+  await page.getByLabel('Step 1 name').fill('Diagnostics');
+  await page.getByLabel('Step 2 kind').selectOption('event');
+  await page.getByLabel('Step 2 name').fill('Diagnostics event');
+  await page.getByRole('button', { name: 'Add a step' }).click();
+  await page.getByLabel('Step 3 name').fill('Nowhere');
+  await page.getByRole('button', { name: 'Show the funnel' }).click();
+  const funnel = page.getByRole('region', { name: 'Funnel', exact: true }).getByTestId('funnel-table');
+  await expect(funnel.getByRole('row')).toHaveText([
+    /Step\s*Users\s*Dropped/,
+    /^1\. Page Diagnostics\s*1\s*—/,
+    /^2\. Event Diagnostics event\s*1\s*0%/,
+    /^3\. Page Nowhere\s*0\s*100%\s*—$/,
+  ]);
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+  ).toBeLessThanOrEqual(0);
+});

@@ -1,0 +1,36 @@
+import type { CustomEvents } from '@gatehouse/api-contract';
+import {
+  describePeriod,
+  LIST_LIMIT,
+  num,
+  period,
+  ts,
+  type UsageOptions,
+  type UsageReader,
+} from './queries.js';
+
+// Typed columns only (name, user_id, session_id), so the envelope is never read.
+const eventsSql = `SELECT coalesce(name, '') AS name,
+  count(*)::DOUBLE AS n,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT session_id)::DOUBLE AS sessions
+FROM items WHERE type = 'event' AND time >= $1 AND time < $2
+GROUP BY 1 ORDER BY n DESC, name LIMIT ${LIST_LIMIT}`;
+
+/** The custom events (`telemetry.trackEvent`) of the period: count, users and sessions per name. */
+export async function queryCustomEvents(
+  reader: Pick<UsageReader, 'read'>,
+  options: UsageOptions = {},
+): Promise<CustomEvents> {
+  const p = period(options);
+  const rows = await reader.read(eventsSql, [ts(p.from), ts(p.to)]);
+  return {
+    ...describePeriod(p),
+    events: rows.map((r) => ({
+      name: String(r.name),
+      count: num(r.n),
+      users: num(r.users),
+      sessions: num(r.sessions),
+    })),
+  };
+}
