@@ -194,7 +194,7 @@ export async function measureFirstPaint(browser, url, contextOptions = {}) {
  * shown to its submission); the provider's requests the page itself makes (not the login form's);
  * then a reload of the signed-in page, watched from its first byte for a "Sign in" control.
  */
-async function measureSignIn(browser) {
+export async function measureSignIn(browser, front = FRONT, idp = IDP) {
   const context = await browser.newContext();
   const page = await context.newPage();
   // From the signed-out page's load (a page may fetch discovery before the click) to the signed-in UI.
@@ -202,11 +202,11 @@ async function measureSignIn(browser) {
   let recording = true;
   let onProviderPage = false;
   context.on('request', (request) => {
-    if (new URL(request.url()).origin !== IDP || onProviderPage || !recording) return;
+    if (new URL(request.url()).origin !== idp || onProviderPage || !recording) return;
     const kind = request.resourceType() === 'document' ? 'navigation' : 'call';
     requests.push({ kind, what: `${request.method()} ${new URL(request.url()).pathname}` });
   });
-  await page.goto(FRONT, { waitUntil: 'load' });
+  await page.goto(front, { waitUntil: 'load' });
   const button = page.getByRole('banner').getByRole('button', { name: 'Sign in' });
   await button.waitFor();
   const clicked = performance.now();

@@ -3,12 +3,14 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { run as dpop } from './dpop.mjs';
 import { run as firstPaintAndSignIn } from './first-paint-and-sign-in.mjs';
 import { run as telemetry } from './telemetry.mjs';
 
 const results = {
   machine: { cpus: cpus().length, node: process.version },
   firstPaintAndSignIn: await firstPaintAndSignIn(),
+  dpop: await dpop(),
   telemetry: await telemetry(),
 };
 

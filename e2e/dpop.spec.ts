@@ -19,7 +19,8 @@ import {
 let server: StartedServer;
 test.beforeAll(async () => {
   // Short-lived tokens, so the leader tab renews during the test.
-  server = await startServer(90, { API_DPOP_NONCES: '1', DEV_IDP_ACCESS_TOKEN_TTL: '20' });
+  // Offset 94, not 90: port 4190 is on the Fetch standard's list of blocked ports.
+  server = await startServer(94, { API_DPOP_NONCES: '1', DEV_IDP_ACCESS_TOKEN_TTL: '20' });
 });
 test.afterAll(async () => {
   await server.stop();
@@ -155,7 +156,7 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
 });
 
 test('a provider without DPoP: bearer tokens, exactly as before', async ({ page }) => {
-  const plain = await startServer(92, { DEV_IDP_DPOP: 'off' });
+  const plain = await startServer(96, { DEV_IDP_DPOP: 'off' });
   try {
     await page.goto(`${plain.origin}/`);
     await signIn(page, ACCOUNTS.admin, plain.provider);

@@ -107,9 +107,10 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
         open.onupgradeneeded = () => open.result.createObjectStore('dpop');
         open.onerror = () => reject(new Error(String(open.error)));
         open.onsuccess = () => {
-          const read = open.result.transaction('dpop', 'readonly').objectStore('dpop').get('gatehouse');
+          // The store holds one key, under the client id (whatever OIDC_CLIENT_ID is).
+          const read = open.result.transaction('dpop', 'readonly').objectStore('dpop').getAll();
           read.onerror = () => reject(new Error(String(read.error)));
-          read.onsuccess = () => resolve((read.result as { keys?: CryptoKeyPair } | undefined)?.keys);
+          read.onsuccess = () => resolve((read.result as Array<{ keys?: CryptoKeyPair }>)[0]?.keys);
         };
       });
       const url = new URL(path, location.origin);

@@ -158,10 +158,12 @@ describe('opaque access tokens', () => {
     'opaque-carol': { active: true, scope: 'openid', username: 'carol' },
     'opaque-other-audience': { active: true, sub: 'bob', aud: ['https://elsewhere.example'] },
     'opaque-refresh': { active: true, sub: 'bob', token_type: 'refresh_token' },
+    'opaque-dpop': { active: true, sub: 'bob', token_type: 'DPoP', cnf: { jkt: 'the-key-thumbprint' } },
     'opaque-expired': { active: true, sub: 'bob', exp: Math.floor(Date.now() / 1000) - 5 },
   };
   const CLIENT: IntrospectionClient = { client_id: 'gatehouse-api', client_secret: 's3cret:+/' };
   let provider: Awaited<ReturnType<typeof startLoopbackProvider>>;
+  let verifiers: Record<string, TokenVerifier>;
   let server: Server;
   let base: string;
 
@@ -184,7 +186,7 @@ describe('opaque access tokens', () => {
     });
     const metadata = () => new ProviderMetadataCache(provider.issuer);
     const common = { issuer: provider.issuer, audience: AUDIENCE, rolesClaim: 'roles' };
-    const verifiers: Record<string, TokenVerifier> = {
+    verifiers = {
       userinfo: createTokenVerifier({ ...common, metadata: metadata() }),
       introspection: createTokenVerifier({ ...common, metadata: metadata(), introspectionClient: CLIENT }),
       'wrong-secret': createTokenVerifier({
@@ -256,6 +258,17 @@ describe('opaque access tokens', () => {
     // The name and email came from userinfo, as the introspection answer had neither.
     expect(me.body).toMatchObject({ name: 'Bob', email: 'bob@example.com' });
     expect(asked.introspect).toBe(before.introspect + 1);
+  });
+
+  it('through introspection: a DPoP-bound token is an access token bound to its cnf.jkt (RFC 9449 6.2)', async () => {
+    await expect(verifiers.introspection?.('opaque-dpop')).resolves.toMatchObject({
+      sub: 'bob',
+      jkt: 'the-key-thumbprint',
+    });
+    // So presented as a bearer token, it is refused: only the key's holder may use it.
+    const asBearer = await ask('/introspection/me', 'opaque-dpop');
+    expect(asBearer.status).toBe(401);
+    expect(asBearer.body.message).toContain('DPoP-bound');
   });
 
   it('through introspection: without sub in the answer, userinfo names the user', async () => {

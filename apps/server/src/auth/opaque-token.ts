@@ -56,9 +56,10 @@ export async function introspect(
   const claims = await jsonObject(response, 'introspection');
   // Section 2.2: `active` is the only required member; anything but `true` means "not a token to accept".
   if (claims.active !== true) throw new TokenRefusedError('The access token is not active');
-  // A refresh token is "active" too when a provider ignores the hint (section 2.1 allows that).
+  // A refresh token is "active" too when a provider ignores the hint (section 2.1 allows that). A
+  // DPoP-bound access token says `DPoP` (RFC 9449 6.2).
   const type = typeof claims.token_type === 'string' ? claims.token_type.toLowerCase() : undefined;
-  if (type !== undefined && type !== 'bearer' && type !== 'access_token') {
+  if (type !== undefined && type !== 'bearer' && type !== 'access_token' && type !== 'dpop') {
     throw new TokenRefusedError(`The token is a ${claims.token_type as string} token, not an access token`);
   }
   return { claims, expiresAt: typeof claims.exp === 'number' ? claims.exp : undefined };
