@@ -51,7 +51,7 @@ describe('RequireAuth', () => {
       notice: { code: 'renewal_failed', message: 'Your session could not be renewed.' },
     });
     renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
-    expect(await screen.findByRole('heading', { name: 'Sign in required' })).toBeTruthy();
+    expect(await screen.findAllByRole('heading', { name: 'Sign in required' })).toHaveLength(1);
     expect(session.signIn).not.toHaveBeenCalled();
   });
 
@@ -69,7 +69,7 @@ describe('RequireAuth', () => {
       },
     });
     renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
-    expect(await screen.findByText('secret')).toBeTruthy();
+    expect(await screen.findAllByText('secret')).toHaveLength(1);
   });
 });
 
@@ -131,9 +131,9 @@ describe('CallbackPage', () => {
       },
     );
     renderWith(session, <CallbackPage />, '/callback');
-    expect(await screen.findByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    expect(await screen.findAllByRole('heading', { name: 'Sign-in failed' })).toHaveLength(1);
     expect(screen.getByRole('alert').textContent).toContain('it has expired');
-    expect(screen.getByRole('button', { name: 'Try again' })).toBeTruthy();
+    expect(screen.queryAllByRole('button', { name: 'Try again' })).toHaveLength(1);
     expect(window.location.search).toBe('');
   });
 
@@ -158,9 +158,9 @@ describe('CallbackPage', () => {
       }),
     });
     const location = renderWith(session, <CallbackPage />, '/callback');
-    expect(await screen.findByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    expect(await screen.findAllByRole('heading', { name: 'Sign-in failed' })).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(screen.getByRole('heading', { name: 'Sign-in failed' })).toBeTruthy();
+    expect(screen.queryAllByRole('heading', { name: 'Sign-in failed' })).toHaveLength(1);
     expect(location.history).not.toContain('/');
   });
 });
@@ -187,7 +187,7 @@ describe('AuthProvider before the session has loaded', () => {
         <StatusProbe />
       </AuthProvider>,
     );
-    expect(screen.getByText('signed in as Alice')).toBeTruthy();
+    expect(screen.queryAllByText('signed in as Alice')).toHaveLength(1);
   });
 
   it('shows loading, never signed out, without such a user', () => {
@@ -196,7 +196,7 @@ describe('AuthProvider before the session has loaded', () => {
         <StatusProbe />
       </AuthProvider>,
     );
-    expect(screen.getByText('loading')).toBeTruthy();
+    expect(screen.queryAllByText('loading')).toHaveLength(1);
   });
 
   it('follows the session once it has loaded', async () => {
@@ -206,6 +206,6 @@ describe('AuthProvider before the session has loaded', () => {
         <StatusProbe />
       </AuthProvider>,
     );
-    expect(await screen.findByText('signed-out')).toBeTruthy();
+    expect(await screen.findAllByText('signed-out')).toHaveLength(1);
   });
 });

@@ -274,7 +274,7 @@ describe('OidcSession.signOut', () => {
     expect(target.searchParams.get('client_id')).toBe('gatehouse');
     expect(target.searchParams.get('post_logout_redirect_uri')).toBe('http://localhost:3000/');
     const state = target.searchParams.get('state');
-    expect(state).toBeTruthy();
+    expect(state).toMatch(/^[\w-]{8,}$/);
     expect(window.sessionStorage.getItem(`gatehouse.oidc.${state ?? ''}`)).not.toBeNull();
   });
 
