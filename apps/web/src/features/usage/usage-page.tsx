@@ -6,6 +6,7 @@ import { ExperiencePanel } from './experience-panel';
 import { FunnelPanel } from './funnel-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
+import { NamedRowsTable } from './named-rows-table';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
@@ -114,57 +115,28 @@ export default function UsagePage() {
 
       <Panel title="Pages" query={pages} isEmpty={(data) => data.pages.length === 0}>
         {({ pages: rows }) => (
-          <table data-testid="pages-table">
-            <thead>
-              <tr>
-                <th scope="col">Page</th>
-                <th scope="col">Views</th>
-                <th scope="col">Users</th>
-                <th scope="col">Average</th>
-                <th scope="col">p95</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.name}>
-                  <th scope="row">
-                    <LongText text={row.name} />
-                  </th>
-                  <td>{formatCount(row.views)}</td>
-                  <td>{formatCount(row.users)}</td>
-                  <td>{formatMs(row.avgDurationMs)}</td>
-                  <td>{formatMs(row.p95DurationMs)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <NamedRowsTable
+            testId="pages-table"
+            columns={['Page', 'Views', 'Users', 'Average', 'p95']}
+            rows={rows}
+            cells={(row) => [
+              formatCount(row.views),
+              formatCount(row.users),
+              formatMs(row.avgDurationMs),
+              formatMs(row.p95DurationMs),
+            ]}
+          />
         )}
       </Panel>
 
       <Panel title="Custom events" query={events} isEmpty={(data) => data.events.length === 0}>
         {({ events: rows }) => (
-          <table data-testid="events-table">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Count</th>
-                <th scope="col">Users</th>
-                <th scope="col">Sessions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.name}>
-                  <th scope="row">
-                    <LongText text={row.name} />
-                  </th>
-                  <td>{formatCount(row.count)}</td>
-                  <td>{formatCount(row.users)}</td>
-                  <td>{formatCount(row.sessions)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <NamedRowsTable
+            testId="events-table"
+            columns={['Event', 'Count', 'Users', 'Sessions']}
+            rows={rows}
+            cells={(row) => [formatCount(row.count), formatCount(row.users), formatCount(row.sessions)]}
+          />
         )}
       </Panel>
 
