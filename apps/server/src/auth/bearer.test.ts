@@ -23,6 +23,8 @@ let issuer: string;
 let apiUrl: string;
 let key: CryptoKey;
 let otherKey: CryptoKey;
+/** The API's JWT verifier against the loopback provider (made once the provider is up). */
+let verify: TokenVerifier;
 const AUDIENCE = 'https://gatehouse.test/api';
 
 beforeAll(async () => {
@@ -31,7 +33,7 @@ beforeAll(async () => {
   closeProvider = provider.close;
   ({ privateKey: otherKey } = await generateKeyPair('RS256'));
 
-  const verify = createTokenVerifier({
+  verify = createTokenVerifier({
     issuer,
     audience: AUDIENCE,
     rolesClaim: 'roles',
@@ -330,12 +332,7 @@ describe('DPoP-bound tokens (RFC 9449 section 7)', () => {
 
   beforeAll(async () => {
     [browserKey, attackerKey] = await Promise.all([makeDpopKey(), makeDpopKey()]);
-    const verify = createTokenVerifier({
-      issuer,
-      audience: AUDIENCE,
-      rolesClaim: 'roles',
-      metadata: new ProviderMetadataCache(issuer),
-    });
+    // The JWT verifier of the tests above, behind DPoP policies of its own.
     const app = express();
     dpopApi = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => dpopApi.once('listening', resolve));
