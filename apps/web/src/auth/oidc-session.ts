@@ -123,6 +123,8 @@ export class OidcSession implements AuthSession {
   /** The same client with DPoP on, made once discovery says the provider offers it (RFC 9449 5.1). */
   private boundClient: OidcClient | undefined;
   private readonly dpopKey: DpopKey | undefined;
+  /** The deletion of the key at the last sign-out, awaited before the page leaves. */
+  private keyRemoval: Promise<void> = Promise.resolve();
   /** The API's latest DPoP nonce (RFC 9449 9), sent in the next proofs. */
   private apiNonce: string | undefined;
   private readonly tokens: Storage;
@@ -347,7 +349,8 @@ export class OidcSession implements AuthSession {
     this.forget({ status: 'signing-out' });
     this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
     const revocation = this.revoke(user);
-    await cleared;
+    // The key's deletion must finish before the page leaves for the provider, or IndexedDB drops it.
+    await Promise.all([cleared, this.keyRemoval]);
     let endSession: string | undefined;
     try {
       endSession = await this.client.metadataService.getEndSessionEndpoint();
@@ -529,7 +532,9 @@ export class OidcSession implements AuthSession {
   private forget(state: AuthState): void {
     this.renewal.stop();
     // Sign-out, here or in another tab, or an ended session: the key goes with the tokens bound to it.
-    if (this.user && this.isBound(this.user)) this.dpopKey?.remove().catch(() => undefined);
+    if (this.user && this.isBound(this.user) && this.dpopKey) {
+      this.keyRemoval = this.dpopKey.remove().catch(() => undefined);
+    }
     this.user = null;
     this.tokens.removeItem(USER_KEY);
     writeSessionHint(this.env.sessionStorage, null);
