@@ -246,6 +246,27 @@ try {
   const funnelRow = { endpoint: 'funnel' };
   for (const range of RANGES) funnelRow[range] = await time(() => analytics.funnel(funnelSteps, { range }));
   analyticsRows.push(funnelRow);
+  // Retention by day and by week (first-seen over every stored item), and the flows around the top page.
+  for (const unit of ['day', 'week']) {
+    const row = { endpoint: `retention/${unit}` };
+    for (const range of RANGES) row[range] = await time(() => analytics.retention(unit, { range }));
+    analyticsRows.push(row);
+  }
+  // Segments (issue 13): the same queries narrowed to one browser family and signed-in users.
+  const segment = { browser: 'Chrome', auth: 'signed-in' };
+  for (const endpoint of ['overview', 'pages']) {
+    const row = { endpoint: `${endpoint}/seg` };
+    for (const range of RANGES) row[range] = await time(() => usage[endpoint]({ range, ...segment }));
+    analyticsRows.push(row);
+  }
+  const experienceSegment = { endpoint: 'experience/seg' };
+  for (const range of RANGES)
+    experienceSegment[range] = await time(() => analytics.experience({ range, ...segment }));
+  analyticsRows.push(experienceSegment);
+  const flowsRow = { endpoint: 'userFlows' };
+  for (const range of RANGES)
+    flowsRow[range] = await time(() => analytics.userFlows(pages[0].name, { range }));
+  analyticsRows.push(flowsRow);
   rows.push(...analyticsRows);
   const recent = (await usage.sessions({ range: '30d', limit: 100 })).sessions.map((s) => s.sessionId);
   const timeline = await time((i) => usage.sessionTimeline(recent[i % recent.length]));

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { devices, expect, test, type Page } from '@playwright/test';
 import { ACCOUNTS, logInAtProvider, startServer, type StartedServer } from './support';
 import { hidePage, recordTelemetry } from './telemetry-support';
 
@@ -116,4 +116,78 @@ test('custom events appear on the dashboard with their counts, users and session
   expect(
     await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
   ).toBeLessThanOrEqual(0);
+});
+
+test('retention and user flows come from real navigation, within a narrow screen', async ({ page }) => {
+  const telemetry = await recordTelemetry(page);
+  await page.goto(fresh.origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, fresh.provider);
+  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  const nav = page.getByRole('navigation');
+  await nav.getByRole('link', { name: 'Profile' }).click();
+  await nav.getByRole('link', { name: 'Diagnostics' }).click();
+  await nav.getByRole('link', { name: 'Profile' }).click();
+  await hidePage(page);
+  await expect
+    .poll(() => telemetry.ofType('PageviewData').map((e) => e.data.baseData.name))
+    .toEqual(expect.arrayContaining(['Profile', 'Diagnostics']));
+
+  await page.setViewportSize({ width: 360, height: 700 });
+  await page.goto(`${fresh.origin}/usage`);
+  // This browser's user was first seen today: today's cohort (the triangle's last row) counts at least it.
+  const cohorts = await panelWithData(page, 'Cohorts', 'retention-table');
+  const today = cohorts.getByTestId('retention-table').getByRole('row').last();
+  await expect(today.getByRole('cell').first()).toHaveText(/^[1-9]\d*$/);
+
+  await page.getByLabel('Page', { exact: true }).fill('Diagnostics');
+  await page.getByRole('button', { name: 'Show the flows' }).click();
+  const flows = page.getByRole('region', { name: 'Around Diagnostics' });
+  await expect(flows.getByTestId('flows-previous1').getByRole('row', { name: /^Profile/ })).toHaveCount(1);
+  await expect(flows.getByTestId('flows-next1').getByRole('row', { name: /^Profile/ })).toHaveCount(1);
+  await expect(flows.getByTestId('flows-summary')).toContainText(/^[1-9]\d* views/);
+  expect(
+    await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth),
+  ).toBeLessThanOrEqual(0);
+});
+
+test('the segment filter narrows every panel to a device, kept in the address', async ({ page, browser }) => {
+  // A phone's visit, anonymous: the collector tells its device from the request it sent.
+  const phone = await browser.newContext({ ...devices['Pixel 7'] });
+  const phonePage = await phone.newPage();
+  const phoneTelemetry = await recordTelemetry(phonePage);
+  for (const views of [1, 2]) {
+    await phonePage.goto(fresh.origin);
+    await expect(phonePage.getByRole('heading', { level: 1 })).toHaveText('Welcome to Gatehouse');
+    await hidePage(phonePage);
+    await expect.poll(() => phoneTelemetry.ofType('PageviewData').length).toBe(views);
+  }
+  await phone.close();
+
+  await page.goto(fresh.origin);
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await logInAtProvider(page, ACCOUNTS.admin, fresh.provider);
+  await expect(page.getByTestId('display-name')).toHaveText(ACCOUNTS.admin.name);
+  await page.goto(`${fresh.origin}/usage?device=mobile`);
+  const users = page.getByTestId('tile-users').locator('.tile-value');
+  await expect
+    .poll(async () => {
+      await page.reload();
+      return users.textContent();
+    })
+    .toBe('1');
+  await expect(page.getByLabel('Device')).toHaveValue('mobile');
+  const pages = page.getByTestId('pages-table').getByRole('row');
+  await expect(pages).toHaveText([/^Page/, /^Home\s*2\s*1/]);
+
+  // Everyone again (this admin's own desktop visits included), then the phone's visit by the filter's own control.
+  await page.getByLabel('Device').selectOption('');
+  await expect(page).toHaveURL(`${fresh.origin}/usage`);
+  await expect.poll(async () => Number(await users.textContent())).toBeGreaterThan(1);
+  await page.getByLabel('Device').selectOption('mobile');
+  await expect(page).toHaveURL(`${fresh.origin}/usage?device=mobile`);
+  await expect(users).toHaveText('1');
+  await page.getByLabel('Users', { exact: true }).selectOption('signed-in');
+  await expect(page).toHaveURL(/[?&]auth=signed-in/);
+  await expect(page.getByRole('region', { name: 'Pages' })).toContainText('Nothing recorded in this period.');
 });

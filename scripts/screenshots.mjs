@@ -50,6 +50,9 @@ try {
   await page.reload();
   await page.getByTestId('tile-users').waitFor();
   await page.setViewportSize({ width: 1200, height: 900 });
+  await page.getByLabel('Page', { exact: true }).fill('Profile');
+  await page.getByRole('button', { name: 'Show the flows' }).click();
+  await page.getByTestId('flows-summary').waitFor();
   await page.screenshot({ path: 'docs/images/usage.png', fullPage: true });
   console.log('Saved docs/images/home.png, sign-in.png, profile.png, usage.png');
 } finally {

@@ -141,6 +141,8 @@ const endpoints = [
   '/api/usage/experience',
   '/api/usage/events',
   '/api/usage/funnel?step=page:Home&step=page:Profile',
+  '/api/usage/retention',
+  '/api/usage/flows?page=Home',
 ];
 
 describe('the usage API', () => {
@@ -261,6 +263,49 @@ describe('the usage API', () => {
       body: { message: 'step must be given at least twice (2 steps).' },
     });
     expect((await asAdmin('/api/usage/funnel?step=Home&step=page:Profile')).body.message).toMatch(/^step\b/);
+    // The one user of beforeAll, first seen today: a cohort of one in today's row (the queries:
+    // analytics-retention.test.ts, analytics-flows.test.ts).
+    const retention = asDescribed('usageRetention', (await asAdmin('/api/usage/retention?range=7d')).body);
+    expect(retention.unit).toBe('day');
+    expect(retention.cohorts.at(-1)).toMatchObject({ users: 1, returning: [] });
+    expect(retention.cohorts.reduce((sum, c) => sum + c.users, 0)).toBe(1);
+    expect(asDescribed('usageRetention', (await asAdmin('/api/usage/retention?unit=week')).body).unit).toBe(
+      'week',
+    );
+    expect(await asAdmin('/api/usage/retention?unit=month')).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request' },
+    });
+    // Segments: every usage endpoint takes them (the queries: analytics-segments.test.ts). The one
+    // session of beforeAll was anonymous.
+    const anonymous = await asAdmin('/api/usage/pages?auth=anonymous&browser=Chrome&device=desktop&role=x');
+    expect(anonymous.status).toBe(200);
+    expect(asDescribed('usagePages', (await asAdmin('/api/usage/pages?auth=signed-in')).body).pages).toEqual(
+      [],
+    );
+    expect(
+      asDescribed('usagePages', (await asAdmin('/api/usage/pages?auth=anonymous')).body).pages,
+    ).toHaveLength(1);
+    expect((await asAdmin('/api/usage/funnel?step=page:Home&step=page:Home&device=mobile')).status).toBe(200);
+    const signedIn = asDescribed('usageOverview', (await asAdmin('/api/usage/overview?auth=signed-in')).body);
+    expect([signedIn.tiles.users.value, signedIn.tiles.verifiedUsers.value]).toEqual([0, 0]);
+    const everyone = asDescribed('usageOverview', (await asAdmin('/api/usage/overview?auth=anonymous')).body);
+    expect(everyone.tiles.users.value).toBe(1);
+    for (const [query, field] of [
+      ['auth=maybe', 'auth'],
+      ['device=watch', 'device'],
+      ['browser=Netscape', 'browser'],
+      ["role=a'b", 'role'],
+    ] as const) {
+      const refused = await asAdmin(`/api/usage/overview?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(asErrorBody(refused.body)).toMatchObject({ error: 'invalid_request' });
+      expect(refused.body.message, query).toMatch(new RegExp(`^${field}\\b`));
+    }
+    const flows = asDescribed('usageFlows', (await asAdmin('/api/usage/flows?page=Home')).body);
+    expect(flows).toMatchObject({ page: 'Home', views: 1, entries: 1, exits: 1, next1: [] });
+    expect((await asAdmin('/api/usage/flows')).status).toBe(400);
+    expect((await asAdmin(`/api/usage/flows?page=${'x'.repeat(513)}`)).body.message).toMatch(/^page\b/);
     const missing = await asAdmin('/api/usage/sessions/nobody/timeline');
     expect(missing.status).toBe(404);
     expect(asErrorBody(missing.body)).toEqual({

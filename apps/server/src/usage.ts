@@ -109,11 +109,11 @@ export function createUsageRouter({
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: { range: UsageRange; now: number }) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
-  route(router, 'usageOverview', async ({ query: { range } }) => {
-    const overview = await queries.overview({ range });
+  route(router, 'usageOverview', async ({ query }) => {
+    const overview = await queries.overview(query);
     const [value, previous] = await Promise.all([
-      verifiedCount({ range, now: Date.parse(overview.to) }),
-      verifiedCount({ range, now: Date.parse(overview.from) }),
+      verifiedCount({ ...query, now: Date.parse(overview.to) }),
+      verifiedCount({ ...query, now: Date.parse(overview.from) }),
     ]);
     const change = previous === 0 ? null : (value - previous) / previous;
     return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
@@ -122,8 +122,8 @@ export function createUsageRouter({
   route(router, 'usagePages', ({ query }) => queries.pages(query));
   route(router, 'usageExceptions', ({ query }) => queries.exceptions(query));
   route(router, 'usageDependencies', ({ query }) => queries.dependencies(query));
-  route(router, 'usageSessions', async ({ query: { range, limit } }) => {
-    const answer = await queries.sessions(limit === undefined ? { range } : { range, limit });
+  route(router, 'usageSessions', async ({ query: { limit, ...options } }) => {
+    const answer = await queries.sessions(limit === undefined ? options : { ...options, limit });
     return {
       ...answer,
       sessions: answer.sessions.map((s) => ({ ...s, verified: s.authenticated && isVerifiedUser(s.user) })),
@@ -168,7 +168,9 @@ export function createUsageRouter({
   if (analytics) {
     route(router, 'usageExperience', ({ query }) => analytics.experience(query));
     route(router, 'usageEvents', ({ query }) => analytics.customEvents(query));
-    route(router, 'usageFunnel', ({ query: { range, step } }) => analytics.funnel(step, { range }));
+    route(router, 'usageFunnel', ({ query: { step, ...options } }) => analytics.funnel(step, options));
+    route(router, 'usageRetention', ({ query: { unit, ...options } }) => analytics.retention(unit, options));
+    route(router, 'usageFlows', ({ query: { page, ...options } }) => analytics.userFlows(page, options));
   }
   return router;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { countSchema, periodFields, rangeQuery, timeSchema } from './usage.js';
+import { countSchema, periodFields, rangeQuery, segmentFields, timeSchema } from './usage.js';
 
 /** The web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts), as metrics of these names. */
 export const webVitals = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
@@ -92,6 +92,7 @@ const funnelStep = z
 /** `?step=page:Home&step=event:Report exported`: 2 to 5 steps, in order. */
 export const funnelQuery = z.strictObject({
   range: rangeQuery.shape.range,
+  ...segmentFields,
   step: z
     .union([funnelStep.transform((step) => [step]), z.array(funnelStep)], {
       error: 'must be page:<page name> or event:<event name>, given 2 to 5 times',
@@ -127,7 +128,74 @@ export const funnelSchema = z
   })
   .meta({ id: 'Funnel' });
 
+export const retentionUnits = ['day', 'week'] as const;
+export type RetentionUnit = (typeof retentionUnits)[number];
+
+/** `?range=30d&unit=week` */
+export const retentionQuery = z.strictObject({
+  range: rangeQuery.shape.range,
+  ...segmentFields,
+  unit: z
+    .enum(retentionUnits)
+    .default('day')
+    .meta({ description: 'The cohort period: a day or a week (UTC; weeks start on Monday)' }),
+});
+
+export const retentionSchema = z
+  .strictObject({
+    ...periodFields,
+    unit: z.enum(retentionUnits),
+    cohorts: z
+      .array(
+        z.strictObject({
+          start: timeSchema.meta({ description: 'Start of the cohort period' }),
+          users: countSchema.meta({
+            description: 'Users whose first stored item is in this period (never seen before it)',
+          }),
+          returning: z.array(countSchema).meta({
+            description: 'Of them, the users seen again in each following period up to the range’s end',
+          }),
+        }),
+      )
+      .meta({ description: 'Every period overlapping the range, oldest first (the triangle’s rows)' }),
+  })
+  .meta({ id: 'Retention' });
+
+const pageName = z.string().min(1, 'must name a page').max(512, 'must be at most 512 characters');
+
+/** `?range=7d&page=Home` */
+export const userFlowsQuery = z.strictObject({
+  range: rangeQuery.shape.range,
+  ...segmentFields,
+  page: pageName.meta({ description: 'The page (its page view’s name) the flows go from and to' }),
+});
+
+const flowPaths = z
+  .array(
+    z.strictObject({
+      pages: z.array(z.string()).min(1).max(2).meta({ description: 'The pages, in the order visited' }),
+      count: countSchema.meta({ description: 'Views of the page with this path beside it' }),
+    }),
+  )
+  .meta({ description: 'The most common first, at most 10' });
+
+export const userFlowsSchema = z
+  .strictObject({
+    ...periodFields,
+    page: z.string(),
+    views: countSchema.meta({ description: 'Views of the page in the period' }),
+    entries: countSchema.meta({ description: 'Views that were the first page view of their session' }),
+    exits: countSchema.meta({ description: 'Views that were the last page view of their session' }),
+    next1: flowPaths.meta({ description: 'The page viewed next' }),
+    next2: flowPaths.meta({ description: 'The next two pages' }),
+    previous1: flowPaths.meta({ description: 'The page viewed just before' }),
+    previous2: flowPaths.meta({ description: 'The two pages before, in the order visited' }),
+  })
+  .meta({ id: 'UserFlows' });
+
 export type Funnel = z.infer<typeof funnelSchema>;
+export type Retention = z.infer<typeof retentionSchema>;
+export type UserFlows = z.infer<typeof userFlowsSchema>;
 export type CustomEvents = z.infer<typeof customEventsSchema>;
 export type VitalSummary = z.infer<typeof vitalSummarySchema>;
 export type Experience = z.infer<typeof experienceSchema>;

@@ -1,5 +1,14 @@
 import type { z } from 'zod';
-import { customEventsSchema, experienceSchema, funnelQuery, funnelSchema } from './analytics.js';
+import {
+  customEventsSchema,
+  experienceSchema,
+  funnelQuery,
+  funnelSchema,
+  retentionQuery,
+  retentionSchema,
+  userFlowsQuery,
+  userFlowsSchema,
+} from './analytics.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
   dependenciesSchema,
@@ -168,6 +177,22 @@ export const endpoints = {
       'Users who went through 2 to 5 steps (pages or custom events) in order within a session: per step, users, drop-off and median time from the previous step',
     query: funnelQuery,
     response: funnelSchema,
+  }),
+  usageRetention: usage({
+    method: 'get',
+    path: '/usage/retention',
+    summary:
+      'Retention: users by the day or week they were first seen, and how many of them came back in each following period',
+    query: retentionQuery,
+    response: retentionSchema,
+  }),
+  usageFlows: usage({
+    method: 'get',
+    path: '/usage/flows',
+    summary:
+      'User flows around one page: the most common pages one and two steps before and after it within sessions',
+    query: userFlowsQuery,
+    response: userFlowsSchema,
   }),
 } as const satisfies Record<string, Endpoint>;
 

@@ -33,6 +33,9 @@ describe('the generated OpenAPI document', () => {
         required: false,
         schema: expect.objectContaining({ default: '24h' }) as unknown,
       }),
+      ...['auth', 'role', 'browser', 'device'].map(
+        (name): unknown => expect.objectContaining({ name, in: 'query', required: false }) as unknown,
+      ),
       expect.objectContaining({ name: 'limit', in: 'query', required: false }),
     ]);
     const timeline = document.paths['/usage/sessions/{id}/timeline']?.get;

@@ -16,16 +16,57 @@ const text = z.string().nullable();
 
 const rangeSchema = z.enum(usageRanges, { error: `must be one of ${usageRanges.join(', ')}` });
 
-/** Query of the range-only endpoints; strict: an unknown parameter is a 400, not silently ignored. */
-export const rangeQuery = z.strictObject({
-  range: rangeSchema.default('24h').meta({
-    description:
-      'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets), 7 days (6-hour buckets) or 30 days (1-day buckets).',
-  }),
+/** The browser families the collector tells apart (from the sending request's User-Agent). */
+export const browserFamilies = ['Chrome', 'Edge', 'Firefox', 'Safari', 'Opera', 'Samsung Internet'] as const;
+export type BrowserFamily = (typeof browserFamilies)[number];
+export const deviceTypes = ['desktop', 'mobile', 'tablet'] as const;
+export type DeviceType = (typeof deviceTypes)[number];
+export const signedInStates = ['signed-in', 'anonymous'] as const;
+/** What a role may look like in a segment: a claim value, never SQL. */
+export const ROLE = /^[\w.:@-]{1,64}$/;
+
+/**
+ * A segment of the usage (every usage endpoint takes it): items sent signed in or not, by a user holding
+ * a role (the app's `roles` property), from a browser family, from a device class. All optional; given
+ * together, an item must match each.
+ */
+export const segmentFields = {
+  auth: z
+    .enum(signedInStates, { error: `must be one of ${signedInStates.join(', ')}` })
+    .optional()
+    .meta({ description: 'Items sent while signed in, or anonymously' }),
+  role: z
+    .string()
+    .regex(ROLE, 'must be a role name (letters, digits, _ . : @ -; at most 64)')
+    .optional()
+    .meta({ description: 'Items sent by a signed-in user holding this role' }),
+  browser: z
+    .enum(browserFamilies, { error: `must be one of ${browserFamilies.join(', ')}` })
+    .optional()
+    .meta({ description: 'Items sent from this browser family' }),
+  device: z
+    .enum(deviceTypes, { error: `must be one of ${deviceTypes.join(', ')}` })
+    .optional()
+    .meta({ description: 'Items sent from this class of device' }),
+};
+export interface Segment {
+  auth?: (typeof signedInStates)[number] | undefined;
+  role?: string | undefined;
+  browser?: BrowserFamily | undefined;
+  device?: DeviceType | undefined;
+}
+
+const rangeField = rangeSchema.default('24h').meta({
+  description:
+    'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets), 7 days (6-hour buckets) or 30 days (1-day buckets).',
 });
 
+/** Query of the range-only endpoints; strict: an unknown parameter is a 400, not silently ignored. */
+export const rangeQuery = z.strictObject({ range: rangeField, ...segmentFields });
+
 export const sessionsQuery = z.strictObject({
-  range: rangeQuery.shape.range,
+  range: rangeField,
+  ...segmentFields,
   limit: z
     .string({ error: 'must be a whole number' })
     .regex(/^\d{1,4}$/, 'must be a whole number')

@@ -4,17 +4,18 @@ import {
   LIST_LIMIT,
   num,
   period,
+  segmentSql,
   ts,
   type UsageOptions,
   type UsageReader,
 } from './queries.js';
 
 // Typed columns only (name, user_id, session_id), so the envelope is never read.
-const eventsSql = `SELECT coalesce(name, '') AS name,
+const eventsSql = (seg: string) => `SELECT coalesce(name, '') AS name,
   count(*)::DOUBLE AS n,
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT session_id)::DOUBLE AS sessions
-FROM items WHERE type = 'event' AND time >= $1 AND time < $2
+FROM items WHERE type = 'event' AND time >= $1 AND time < $2${seg}
 GROUP BY 1 ORDER BY n DESC, name LIMIT ${LIST_LIMIT}`;
 
 /** The custom events (`telemetry.trackEvent`) of the period: count, users and sessions per name. */
@@ -23,7 +24,7 @@ export async function queryCustomEvents(
   options: UsageOptions = {},
 ): Promise<CustomEvents> {
   const p = period(options);
-  const rows = await reader.read(eventsSql, [ts(p.from), ts(p.to)]);
+  const rows = await reader.read(eventsSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
   return {
     ...describePeriod(p),
     events: rows.map((r) => ({

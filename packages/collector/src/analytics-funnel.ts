@@ -4,6 +4,7 @@ import {
   num,
   numOrNull,
   period,
+  segmentSql,
   ts,
   type Period,
   type UsageOptions,
@@ -41,7 +42,7 @@ function checkSteps(steps: FunnelStep[]): void {
  * funnel); a session stops at the first step it never reaches. Typed columns only. Parameters: $1, $2 the
  * period, then each step's name.
  */
-function funnelSql(steps: FunnelStep[]): string {
+function funnelSql(steps: FunnelStep[], seg: string): string {
   const match = (step: FunnelStep, i: number) =>
     `type = '${step.kind === 'page' ? 'pageview' : 'event'}' AND name = $${i + 3}`;
   const ctes = steps.map((step, i) =>
@@ -60,7 +61,7 @@ function funnelSql(steps: FunnelStep[]): string {
   );
   return `WITH m AS (
   SELECT session_id, user_id, type, name, time FROM items
-  WHERE time >= $1 AND time < $2 AND session_id IS NOT NULL AND type IN ('pageview', 'event')
+  WHERE time >= $1 AND time < $2 AND session_id IS NOT NULL AND type IN ('pageview', 'event')${seg}
     AND name IN (${steps.map((_, i) => `$${i + 3}`).join(', ')})
 ),
 ${ctes.join(',\n')}
@@ -76,7 +77,7 @@ export async function queryFunnel(
   checkSteps(steps);
   const p = period(options);
   const values: DuckDBValue[] = [ts(p.from), ts(p.to), ...steps.map((s) => s.name)];
-  const rows = await reader.read(funnelSql(steps), values);
+  const rows = await reader.read(funnelSql(steps, segmentSql(options)), values);
   const byStep = new Map(rows.map((r) => [num(r.step), r]));
   let previous = 0;
   return {

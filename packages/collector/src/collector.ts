@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, decode, readBody, tooManyItems } from './body.js';
+import { clientOf } from './client.js';
 import { countItems } from './count-items.js';
 import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
@@ -318,7 +319,12 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       req.resume();
       return;
     }
-    const result = await ingest.ingest(body, req.headers['content-encoding'], req.headers['content-type']);
+    const result = await ingest.ingest(
+      body,
+      req.headers['content-encoding'],
+      req.headers['content-type'],
+      clientOf(req.headers),
+    );
     if (!result.ok) {
       send(res, result.statusCode, bodyRefused(result.statusCode, result.message), headers);
       return;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { baseTypes, envelope, limits, severityNumber, type TelemetryItem } from './contract-schemas.js';
-import { fast, fastEnvelope, type Obj } from './contract-fast-path.js';
+import { fast, fastEnvelope, isObject, type Obj } from './contract-fast-path.js';
+import type { Client } from './client.js';
 
 /*
  * Validation of one envelope: the Application Insights data contracts (contract-schemas.ts: the zod
@@ -131,8 +132,9 @@ export function validateEnvelope(
   acceptsKey: (iKey: string) => boolean,
   source?: EnvelopeSource,
   window?: TimeWindow,
+  client?: Client,
 ): Validation {
-  return validate(value, acceptsKey, source, true, window);
+  return validate(value, acceptsKey, source, true, window, client);
 }
 
 /** validateEnvelope with zod alone, the reference the fast path is tested against. */
@@ -146,6 +148,7 @@ function validate(
   source: EnvelopeSource | undefined,
   useFast: boolean,
   window?: TimeWindow,
+  client?: Client,
 ): Validation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, message: 'Item is not a JSON object.' };
@@ -193,6 +196,8 @@ function validate(
   }
   if (kind.type === 'trace' || kind.type === 'exception') json = severityAsNumber(value as Obj) ?? json;
   const tags = e.tags ?? {};
+  const properties = (e.data.baseData as { properties?: unknown }).properties;
+  const roles = isObject(properties) && typeof properties.roles === 'string' ? properties.roles : null;
   return {
     ok: true,
     item: {
@@ -214,6 +219,9 @@ function validate(
       topFrame: null,
       ...columns,
       envelope: json,
+      browser: tags['ai.device.browser'] ?? client?.browser ?? null,
+      deviceType: client?.deviceType ?? null,
+      roles,
     },
   };
 }

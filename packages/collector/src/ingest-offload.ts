@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from './collector.js';
+import type { Client } from './client.js';
 import { createIngest, type Ingest, type IngestOptions, type IngestResult } from './ingest.js';
 
 export interface IngestRequest {
@@ -9,6 +10,7 @@ export interface IngestRequest {
   body: Uint8Array;
   encoding: string | undefined;
   contentType: string | undefined;
+  client: Client | undefined;
 }
 export type IngestReply = { id: number; result: IngestResult } | { id: number; error: string };
 
@@ -41,7 +43,7 @@ export function startIngest(options: IngestOptions, useWorker: boolean, log: Log
   const takeOver = () => {
     worker = undefined;
     for (const { request, resolve, reject } of pending.values()) {
-      inline(request.body, request.encoding, request.contentType).then(resolve, reject);
+      inline(request.body, request.encoding, request.contentType, request.client).then(resolve, reject);
     }
     pending.clear();
   };
@@ -61,9 +63,9 @@ export function startIngest(options: IngestOptions, useWorker: boolean, log: Log
   worker.on('exit', (code) => fallBack(`exit code ${code}`));
 
   return {
-    ingest(body, encoding, contentType) {
-      if (!worker) return inline(body, encoding, contentType);
-      const request: IngestRequest = { id: nextId++, body, encoding, contentType };
+    ingest(body, encoding, contentType, client) {
+      if (!worker) return inline(body, encoding, contentType, client);
+      const request: IngestRequest = { id: nextId++, body, encoding, contentType, client };
       return new Promise<IngestResult>((resolve, reject) => {
         pending.set(request.id, { request, resolve, reject });
         worker?.postMessage(request);

@@ -7,7 +7,7 @@ const ingest = createIngest(workerData as IngestOptions);
 const port = parentPort;
 
 port?.on('message', (request: IngestRequest) => {
-  ingest(request.body, request.encoding, request.contentType).then(
+  ingest(request.body, request.encoding, request.contentType, request.client).then(
     // The packed rows' bytes are handed over, not copied.
     (result) => port.postMessage({ id: request.id, result } satisfies IngestReply),
     (error: unknown) => port.postMessage({ id: request.id, error: String(error) } satisfies IngestReply),

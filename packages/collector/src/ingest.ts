@@ -1,4 +1,5 @@
 import { BodyError, decode, splitItems, type ParsedItem } from './body.js';
+import type { Client } from './client.js';
 import { validateEnvelope, type TelemetryItem, type TimeWindow } from './contracts.js';
 import { packItems, type PackedItems } from './packed.js';
 
@@ -29,7 +30,13 @@ export type IngestResult =
   | { ok: true; received: number; checked: number; accepted: PackedItems; errors: ItemError[] }
   | { ok: false; statusCode: 400 | 413 | 415; message: string };
 
-export type Ingest = (body: Uint8Array, encoding?: string, contentType?: string) => Promise<IngestResult>;
+/** `client`: who sent the body (client.ts), told for each of its items. */
+export type Ingest = (
+  body: Uint8Array,
+  encoding?: string,
+  contentType?: string,
+  client?: Client,
+) => Promise<IngestResult>;
 
 /**
  * Decodes, splits and validates one request body. Pure and self-contained, so it runs the same on the
@@ -39,7 +46,7 @@ export function createIngest(options: IngestOptions): Ingest {
   const keys = options.instrumentationKeys;
   const known = new Set(keys === 'any' ? [] : keys.map((k) => k.toLowerCase()));
   const acceptsKey = (iKey: string) => keys === 'any' || known.has(iKey.toLowerCase());
-  return async (body, encoding, contentType) => {
+  return async (body, encoding, contentType, client) => {
     try {
       const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
       const text = await decode(raw, encoding, options.maxDecompressedBytes);
@@ -52,7 +59,9 @@ export function createIngest(options: IngestOptions): Ingest {
       // refusals the sender is not an SDK with a stray bad item, so the rest is not worth checking.
       for (; checked < items.length && errors.length < options.maxRefusedItems; checked++) {
         const parsed = items[checked] as ParsedItem;
-        const result = parsed.ok ? validateEnvelope(parsed.value, acceptsKey, parsed.source, window) : parsed;
+        const result = parsed.ok
+          ? validateEnvelope(parsed.value, acceptsKey, parsed.source, window, client)
+          : parsed;
         if (result.ok) accepted.push(result.item);
         else errors.push({ index: checked, statusCode: 400, message: result.message });
       }

@@ -24,6 +24,10 @@ export const rowLayout = [
   { field: 'topFrame', column: 'top_frame', kind: 'text', sql: 'VARCHAR' }, // first exception's top stack frame
   // The envelope's JSON text as received, or its compact form when that is over 64 KB (ADR 0015).
   { field: 'envelope', column: 'envelope', kind: 'string', sql: 'VARCHAR NOT NULL' },
+  // Segments (added after the envelope, so journal rows written before them load with NULLs here):
+  { field: 'browser', column: 'browser', kind: 'text', sql: 'VARCHAR' }, // tags ai.device.browser, else the request's User-Agent
+  { field: 'deviceType', column: 'device_type', kind: 'text', sql: 'VARCHAR' }, // desktop, mobile or tablet, from the request
+  { field: 'roles', column: 'roles', kind: 'text', sql: 'VARCHAR' }, // the app's `roles` property: comma-separated
 ] as const;
 
 export type RowColumn = (typeof rowLayout)[number];
@@ -45,7 +49,28 @@ interface KindValue {
  */
 export type TelemetryItem = { [C in RowColumn as C['field']]: KindValue[C['kind']] };
 
+/**
+ * Columns the store derives from a row's own `type` and `envelope` when it loads it: neither packed in
+ * the journal nor part of TelemetryItem. A metric's value and its `page` property (the web vitals, ADR
+ * 0034), read from the envelope once at load, so the Experience query reads no JSON. `try`: an envelope
+ * DuckDB's JSON reader refuses (a lone surrogate escape) gets NULL, never a failed load. After the row's
+ * columns, in this order; a store made before them gets them at open (`addDerivedColumns`, store.ts).
+ */
+export const derivedColumns = [
+  { column: 'metric_value', sql: 'DOUBLE', json: `'$.data.baseData.metrics[0].value'`, cast: 'DOUBLE' },
+  { column: 'metric_page', sql: 'VARCHAR', json: `'$.data.baseData.properties.page'`, cast: null },
+] as const;
+
+/** A derived column's value, from the columns `type` and `envelope` in scope. */
+export function derivedSql(column: (typeof derivedColumns)[number]): string {
+  const text = `try(json_extract_string(envelope, ${column.json}))`;
+  return `CASE WHEN type = 'metric' THEN ${column.cast ? `TRY_CAST(${text} AS ${column.cast})` : text} END`;
+}
+
+/** Every column of `items`, in the table's order for a store made now. */
+export const itemColumns = [...rowLayout, ...derivedColumns].map((c) => c.column);
+
 /** The `items` table. */
-export const itemsTableSql = `CREATE TABLE IF NOT EXISTS items (${rowLayout
+export const itemsTableSql = `CREATE TABLE IF NOT EXISTS items (${[...rowLayout, ...derivedColumns]
   .map((c) => `${c.column} ${c.sql}`)
   .join(', ')})`;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
-import { rowLayout } from './row-layout.js';
+import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits
@@ -42,18 +42,30 @@ class UnloadableRun extends Error {
  */
 function insertRows(escaped: boolean): string {
   // Each column's cell, f[k], as its SQL type (rowLayout); chr(0) is NULL.
-  const cells = rowLayout.map(({ kind }, i) => {
+  const cells = rowLayout.map(({ kind, column }, i) => {
     const f = `f[${i + 1}]`;
-    if (kind === 'time') return `epoch_ms(${f}::BIGINT)`;
-    if (kind === 'number') return `nullif(${f}, chr(0))::DOUBLE`;
-    if (kind === 'boolean') return `nullif(${f}, chr(0))::BOOLEAN`;
-    return escaped ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END` : `nullif(${f}, chr(0))`;
+    const cell =
+      kind === 'time'
+        ? `epoch_ms(${f}::BIGINT)`
+        : kind === 'number'
+          ? `nullif(${f}, chr(0))::DOUBLE`
+          : kind === 'boolean'
+            ? `nullif(${f}, chr(0))::BOOLEAN`
+            : escaped
+              ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END`
+              : `nullif(${f}, chr(0))`;
+    return `${cell} AS ${column}`;
   });
-  return `INSERT INTO items SELECT ${cells.join(', ')}
+  // The derived columns after the row's own, computed from its type and envelope; by name, as a store
+  // made before some columns has them in another order.
+  return `INSERT INTO items (${itemColumns.join(', ')}) SELECT *, ${derivedColumns.map(derivedSql).join(', ')}
     FROM (
-      SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
-      FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)
-      WHERE r <> '' AND ascii(r) <> 29
+      SELECT ${cells.join(', ')}
+      FROM (
+        SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
+        FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)
+        WHERE r <> '' AND ascii(r) <> 29
+      )
     )`;
 }
 

@@ -4,8 +4,9 @@ import { afterEach, expect, it } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
 import { Journal } from './journal.js';
 import { packItems, RS, US } from './packed.js';
+import { rowLayout } from './row-layout.js';
 import { openStore, openWritableStore, rejectedFile, storeFile } from './store.js';
-import { browserBatch } from './test-support/browser-envelopes.js';
+import { browserBatch, browserContext, browserEnvelope } from './test-support/browser-envelopes.js';
 import { tempDataDir } from './test-support/server.js';
 
 const dirs: string[] = [];
@@ -163,6 +164,61 @@ it('turns the JSON envelope column of an older store into text, keeping its rows
   expect(await storedRows(dataDir)).toEqual(rowsOf([old!, lone]));
 });
 
+it("derives a metric's value and page at load, and adds the newer columns to an older store from the rows it holds", async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const vital = (value: number, page: string) => {
+    const e = browserEnvelope('metric', browserContext({})) as {
+      data: { baseData: Record<string, unknown> };
+    };
+    e.data.baseData.metrics = [{ name: 'LCP', value, count: 1 }];
+    e.data.baseData.properties = { page, rating: 'good', roles: 'admin,auditor' };
+    const result = validateEnvelope(e, () => true);
+    if (!result.ok) throw new Error(result.message);
+    return result.item;
+  };
+  const [pageView] = items(1);
+  // A store as the version before the segments and derived columns made it: the row's first 17 columns.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await instance.connect();
+  const before = rowLayout.slice(0, rowLayout.findIndex((col) => col.column === 'envelope') + 1);
+  expect(before).toHaveLength(17);
+  await c.run(`CREATE TABLE items (${before.map((col) => `${col.column} ${col.sql}`).join(', ')})`);
+  for (const old of [vital(1234.5, 'Home'), pageView!]) {
+    const [row] = rowsOf([old]);
+    await c.run(
+      `INSERT INTO items VALUES (epoch_ms($1::BIGINT), ${Array.from({ length: 16 }, (_, k) => `$${k + 2}`).join(', ')})`,
+      row!.map((v) => (typeof v === 'bigint' ? Number(v) : v)),
+    );
+  }
+  c.closeSync();
+  instance.closeSync();
+
+  const store = await openStore(dataDir);
+  // Through the journal and the load: a vital, and one whose envelope DuckDB's JSON reader refuses.
+  const unreadable = { ...vital(80, 'Profile'), envelope: '{"x":"\\ud800"}' };
+  await store.append([vital(0.05, 'Profile'), unreadable]);
+  await store.close();
+  const reopened = await DuckDBInstance.create(storeFile(dataDir), { access_mode: 'READ_ONLY' });
+  const r = await reopened.connect();
+  const rows = (
+    await r.runAndReadAll(
+      'SELECT type, metric_value, metric_page, browser, device_type, roles FROM items ORDER BY rowid',
+    )
+  ).getRows();
+  r.closeSync();
+  reopened.closeSync();
+  // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the
+  // device type comes from a request, so older rows have none.
+  expect(rows).toEqual([
+    ['metric', 1234.5, 'Home', 'Chrome', null, 'admin,auditor'],
+    ['pageview', null, null, 'Chrome', null, null],
+    ['metric', 0.05, 'Profile', 'Chrome', null, 'admin,auditor'],
+    ['metric', null, null, 'Chrome', null, 'admin,auditor'],
+  ]);
+});
+
 it('refuses an item whose time it cannot hold, storing nothing of that append', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
@@ -291,6 +347,34 @@ async function journalRows(dataDir: string, segment: number, rows: string[]) {
   for (const row of rows) await journal.append([row]);
   await journal.close();
 }
+
+it('loads journal rows written before the segment columns, with none for them', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const [item] = items(1);
+  const row = packItems([{ ...item!, browser: 'Firefox', deviceType: 'mobile', roles: 'admin' }]).chunks[0]!;
+  const fields = row.slice(0, -1).split(US);
+  expect(fields.slice(-3)).toEqual(['Firefox', 'mobile', 'admin']);
+  // The same row as the version before wrote it: its 17 columns, the envelope last.
+  await journalRows(dataDir, 1000, [`${fields.slice(0, -3).join(US)}${RS}`, row]);
+  const warnings: string[] = [];
+  const store = await openStore(dataDir, { warn: (m) => warnings.push(m) });
+  expect(await store.count()).toBe(2);
+  await store.close();
+  expect(warnings.filter((w) => w.includes('moved aside'))).toEqual([]);
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const instance = await DuckDBInstance.create(storeFile(dataDir), { access_mode: 'READ_ONLY' });
+  const c = await instance.connect();
+  const rows = (
+    await c.runAndReadAll('SELECT browser, device_type, roles FROM items ORDER BY rowid')
+  ).getRows();
+  c.closeSync();
+  instance.closeSync();
+  expect(rows).toEqual([
+    [null, null, null],
+    ['Firefox', 'mobile', 'admin'],
+  ]);
+});
 
 it('moves aside a journal record it cannot load, with a log line naming where, and loads the rest', async () => {
   const dataDir = tempDataDir();

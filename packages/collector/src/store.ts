@@ -1,11 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DuckDBInstance, DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import {
+  DuckDBInstance,
+  DuckDBTimestampValue,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { DEFAULT_FUTURE_MS, DEFAULT_PAST_MS, type TelemetryItem, type TelemetryType } from './contracts.js';
 import { ITEM_KEY_SQL, RecentKeys } from './item-identity.js';
 import { Journal } from './journal.js';
 import { packItems, selectPacked, type PackedItems } from './packed.js';
-import { itemsTableSql } from './row-layout.js';
+import { derivedColumns, derivedSql, itemsTableSql, rowLayout } from './row-layout.js';
 import {
   DEFAULT_IDLE_CHECKPOINT,
   startIdleCheckpoints,
@@ -139,6 +144,56 @@ export function openStore(dataDir: string, options: OpenStoreOptions = {}): Prom
   return openWritableStore(dataDir, options);
 }
 
+/**
+ * Columns added since a store was made, and what each holds for the rows it has then: the segments'
+ * tags and properties, read from the envelope (a device type came from the request, which is gone); the
+ * derived ones (row-layout.ts) as the load computes them.
+ */
+const addedColumns: { column: string; sql: string; fill: string | null }[] = [
+  ...rowLayout
+    .filter((c) => ['browser', 'device_type', 'roles'].includes(c.column))
+    .map((c) => ({
+      column: c.column,
+      sql: c.sql,
+      fill:
+        c.column === 'browser'
+          ? `try(json_extract_string(envelope, '$.tags."ai.device.browser"'))`
+          : c.column === 'roles'
+            ? `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`
+            : null,
+    })),
+  ...derivedColumns.map((c) => ({ column: c.column, sql: c.sql, fill: derivedSql(c) })),
+];
+
+/**
+ * A store made before some columns gets them, filled from the rows it holds, once: the column's absence
+ * is the mark. One transaction, so a crash leaves either nothing or all of it.
+ */
+async function addColumns(writer: DuckDBConnection): Promise<void> {
+  const existing = new Set(
+    (
+      await writer.runAndReadAll(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'items'",
+      )
+    )
+      .getRows()
+      .map(([name]) => String(name)),
+  );
+  const missing = addedColumns.filter((c) => !existing.has(c.column));
+  if (missing.length === 0) return;
+  const fills = missing.filter((c) => c.fill !== null);
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const c of missing) await writer.run(`ALTER TABLE items ADD COLUMN ${c.column} ${c.sql}`);
+    if (fills.length > 0)
+      await writer.run(`UPDATE items SET ${fills.map((c) => `${c.column} = ${c.fill}`).join(', ')}`);
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK');
+    throw error;
+  }
+}
+
 /** openStore, with the collector's packed appends. */
 export async function openWritableStore(
   dataDir: string,
@@ -173,6 +228,7 @@ export async function openWritableStore(
     )
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
+  await addColumns(writer);
   const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
   // prune's deletes in DuckDB's optimistic concurrency.

@@ -12,6 +12,7 @@ export function TelemetryUser() {
   const { state } = useAuth();
   const api = useApi();
   const user = state.status === 'signed-in' ? `${state.user.issuer}\n${state.user.sub}` : null;
+  const roles = state.status === 'signed-in' ? [...state.user.roles].sort().join(',') : '';
   const settled = state.status !== 'loading';
   const wasSignedIn = useRef(false);
 
@@ -25,8 +26,11 @@ export function TelemetryUser() {
     }
     wasSignedIn.current = true;
     // Without the id (the API failed) the visitor is reported as anonymous: telemetry never stands in the way.
-    telemetry.identifyUser(api<TelemetryUser>('/api/telemetry-user').then(({ id }) => id));
-  }, [settled, user, api]);
+    telemetry.identifyUser(
+      api<TelemetryUser>('/api/telemetry-user').then(({ id }) => id),
+      roles ? roles.split(',') : [],
+    );
+  }, [settled, user, roles, api]);
 
   return null;
 }

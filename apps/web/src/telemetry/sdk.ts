@@ -9,7 +9,8 @@ export interface TelemetrySdk {
   trackEvent(name: string, properties: Record<string, string>): void;
   trackMetric(name: string, value: number, properties: Record<string, string>): void;
   trackTrace(message: string, properties: Record<string, string>): void;
-  setAuthenticatedUser(id: string): void;
+  /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
+  setAuthenticatedUser(id: string, roles: string): void;
   clearAuthenticatedUser(): void;
   flush(): void;
   unload(): void;
@@ -18,8 +19,11 @@ export interface TelemetrySdk {
 export function startSdk(connectionString: string, appOrigin: string): TelemetrySdk {
   const appInsights = new ApplicationInsights({ config: sdkConfiguration(connectionString, appOrigin) });
   appInsights.loadAppInsights();
+  let roles = '';
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
+    // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
+    if (roles) item.data = { ...item.data, roles };
     scrubDeep(item.baseData);
     scrubDeep(item.data);
     scrubDeep(item.tags);
@@ -35,8 +39,14 @@ export function startSdk(connectionString: string, appOrigin: string): Telemetry
     trackEvent: (name, properties) => appInsights.trackEvent({ name, properties }),
     trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
-    setAuthenticatedUser: (id) => appInsights.setAuthenticatedUserContext(id, undefined, false),
-    clearAuthenticatedUser: () => appInsights.clearAuthenticatedUserContext(),
+    setAuthenticatedUser: (id, userRoles) => {
+      roles = userRoles;
+      appInsights.setAuthenticatedUserContext(id, undefined, false);
+    },
+    clearAuthenticatedUser: () => {
+      roles = '';
+      appInsights.clearAuthenticatedUserContext();
+    },
     flush: () => void appInsights.flush(),
     unload: () => void appInsights.unload(false),
   };

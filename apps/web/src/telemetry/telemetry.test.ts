@@ -123,19 +123,21 @@ describe('TelemetryClient', () => {
   it('holds items until the signed-in user id arrives, so they carry it; and not forever', async () => {
     const sdk = fakeSdk();
     const calls: string[] = [];
-    sdk.setAuthenticatedUser.mockImplementation((id: string) => calls.push(`user ${id}`));
+    sdk.setAuthenticatedUser.mockImplementation((id: string, roles: string) =>
+      calls.push(`user ${id} (${roles})`),
+    );
     sdk.trackPageView.mockImplementation((name: string) => calls.push(`view ${name}`));
     const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
     client.start(() => Promise.resolve(runtime('implied')));
     await settle();
     let answer: (id: string) => void = () => {};
-    client.identifyUser(new Promise((resolve) => (answer = resolve)));
+    client.identifyUser(new Promise((resolve) => (answer = resolve)), ['admin', 'member']);
     client.trackPageView('Profile', 'http://localhost/profile');
     await settle();
     expect(calls).toEqual([]);
     answer('server-issued-id');
     await settle();
-    expect(calls).toEqual(['user server-issued-id', 'view Profile']);
+    expect(calls).toEqual(['user server-issued-id (admin,member)', 'view Profile']);
 
     client.identifyUser(new Promise(() => {})); // the API never answers
     client.trackPageView('Home', 'http://localhost/');

@@ -124,7 +124,8 @@ export class TelemetryClient {
    * The signed-in user's id, which the server issues: items wait for it (at most USER_ID_WAIT_MS) so
    * the first page views after sign-in carry it too. A failed or empty answer leaves them anonymous.
    */
-  identifyUser(id: Promise<string | null>): void {
+  /** `roles` go with every item while the user is identified (the dashboard's role segment). */
+  identifyUser(id: Promise<string | null>, roles: readonly string[] = []): void {
     const generation = ++this.userGeneration;
     this.awaitingUser = true;
     const release = () => {
@@ -136,7 +137,7 @@ export class TelemetryClient {
     id.then(
       (value) => {
         if (generation !== this.userGeneration || !value) return release();
-        const identify: Command = (sdk) => sdk.setAuthenticatedUser(value);
+        const identify: Command = (sdk) => sdk.setAuthenticatedUser(value, roles.join(','));
         // Still waiting: first in line, before the items that waited for it.
         if (this.awaitingUser) this.queue.unshift(identify);
         else this.run(identify);

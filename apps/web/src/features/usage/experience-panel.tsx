@@ -84,37 +84,39 @@ export function ExperiencePanel({ query }: { query: ApiQuery<Experience> & { rel
               </tbody>
             </table>
             <h3>Per landing page</h3>
-            <table data-testid="vitals-pages-table">
-              <thead>
-                <tr>
-                  <th scope="col">Page</th>
-                  {VITALS.map((vital) => (
-                    <th key={vital} scope="col">
-                      <abbr title={VITAL_LABELS[vital]}>{vital}</abbr>
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {data.pages.map((row) => (
-                  <tr key={row.page}>
-                    <th scope="row">
-                      <LongText text={row.page || '(unnamed)'} />
-                    </th>
-                    {VITALS.map((vital) => {
-                      const summary = row.vitals[vital];
-                      return (
-                        <td key={vital}>
-                          {formatVital(vital, summary?.p75 ?? null)}{' '}
-                          <Rating rating={summary?.rating ?? null} />
-                          {summary && <Shares summary={summary} />}
-                        </td>
-                      );
-                    })}
+            <div className="table-scroll" role="region" aria-label="Web vitals per landing page" tabIndex={0}>
+              <table data-testid="vitals-pages-table">
+                <thead>
+                  <tr>
+                    <th scope="col">Page</th>
+                    {VITALS.map((vital) => (
+                      <th key={vital} scope="col">
+                        <abbr title={VITAL_LABELS[vital]}>{vital}</abbr>
+                      </th>
+                    ))}
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {data.pages.map((row) => (
+                    <tr key={row.page}>
+                      <th scope="row">
+                        <LongText text={row.page || '(unnamed)'} />
+                      </th>
+                      {VITALS.map((vital) => {
+                        const summary = row.vitals[vital];
+                        return (
+                          <td key={vital}>
+                            {formatVital(vital, summary?.p75 ?? null)}{' '}
+                            <Rating rating={summary?.rating ?? null} />
+                            {summary && <Shares summary={summary} />}
+                          </td>
+                        );
+                      })}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
             <div className="charts">
               <LineChart
                 title="p75 of LCP, FCP, TTFB and INP"

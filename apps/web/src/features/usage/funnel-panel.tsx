@@ -3,19 +3,29 @@ import { useApiQuery } from '../../auth/use-api';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { Funnel, Range } from './usage-api';
+import type { Funnel, Range, PanelScope } from './usage-api';
 
 type Step = { kind: 'page' | 'event'; name: string };
 const MIN_STEPS = 2;
 const MAX_STEPS = 5;
 
-const funnelPath = (range: Range, steps: Step[]) =>
-  `/api/usage/funnel?range=${range}&${steps
+const funnelPath = (range: Range, filter: string, steps: Step[]) =>
+  `/api/usage/funnel?range=${range}${filter}&${steps
     .map((s) => `step=${encodeURIComponent(`${s.kind}:${s.name}`)}`)
     .join('&')}` as const;
 
-function FunnelResult({ range, steps, every }: { range: Range; steps: Step[]; every?: number | undefined }) {
-  const query = useApiQuery<Funnel>(funnelPath(range, steps), every);
+function FunnelResult({
+  range,
+  filter,
+  steps,
+  every,
+}: {
+  range: Range;
+  filter: string;
+  steps: Step[];
+  every?: number | undefined;
+}) {
+  const query = useApiQuery<Funnel>(funnelPath(range, filter, steps), every);
   return (
     <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
       {(data) => (
@@ -50,7 +60,7 @@ function FunnelResult({ range, steps, every }: { range: Range; steps: Step[]; ev
  * A funnel the admin defines: 2 to 5 steps (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
-export function FunnelPanel({ range, every }: { range: Range; every?: number | undefined }) {
+export function FunnelPanel({ range, filter = '', every }: PanelScope) {
   const [draft, setDraft] = useState<Step[]>([
     { kind: 'page', name: '' },
     { kind: 'page', name: '' },
@@ -107,7 +117,7 @@ export function FunnelPanel({ range, every }: { range: Range; every?: number | u
           </button>
         </p>
       </form>
-      {asked && <FunnelResult range={range} steps={asked} every={every} />}
+      {asked && <FunnelResult range={range} filter={filter} steps={asked} every={every} />}
     </>
   );
 }

@@ -5,7 +5,9 @@
 import type { TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
+  BrowserFamily,
   Dependencies,
+  DeviceType,
   DependencyRow,
   ExceptionGroup,
   CustomEvents,
@@ -15,6 +17,9 @@ export type {
   Overview,
   PageRow,
   Pages,
+  Retention,
+  RetentionUnit,
+  Segment,
   SessionRow,
   Sessions,
   SessionTimeline,
@@ -24,6 +29,7 @@ export type {
   Timeseries,
   TimeseriesBucket as TimeseriesPoint,
   UsageRange as Range,
+  UserFlows,
   VitalRating,
   VitalSummary,
   WebVitalName as Vital,
@@ -36,7 +42,6 @@ export const RANGE_LABELS: Record<UsageRange, string> = {
   '7d': '7 days',
   '30d': '30 days',
 };
-export const RANGES = Object.keys(RANGE_LABELS) as UsageRange[];
 
 /** The overview's tiles and their labels, in the order shown; a tile the API adds is a type error here. */
 const TILE_LABELS: Record<TileKey, string> = {
@@ -49,3 +54,11 @@ const TILE_LABELS: Record<TileKey, string> = {
   failedCalls: 'Failed calls',
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
+
+/** What every panel with its own query takes from the page: the range, the segment, the refresh. */
+export interface PanelScope {
+  range: UsageRange;
+  /** The segment's query parameters, each after `&` (segment-filter.tsx); empty for everyone. */
+  filter?: string;
+  every?: number | undefined;
+}

@@ -1,17 +1,20 @@
 import { useState } from 'react';
-import { Link } from 'wouter';
+import { Link, useSearchParams } from 'wouter';
 import { useApiQuery } from '../../auth/use-api';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
 import { ExperiencePanel } from './experience-panel';
+import { FlowsPanel } from './flows-panel';
 import { FunnelPanel } from './funnel-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
 import { NamedRowsTable } from './named-rows-table';
+import { RetentionPanel } from './retention-panel';
+import { SegmentFilter, segmentOf, segmentParams, segmentQuery } from './segment-filter';
+import { SegmentedChoice } from './segmented-choice';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
   RANGE_LABELS,
-  RANGES,
   TILES,
   type CustomEvents,
   type Dependencies,
@@ -31,34 +34,31 @@ export default function UsagePage() {
   const [range, setRange] = useState<Range>('24h');
   const [autoRefresh, setAutoRefresh] = useState(true);
   const every = autoRefresh ? REFRESH_MS : undefined;
-  const overview = useApiQuery<Overview>(`/api/usage/overview?range=${range}`, every);
-  const timeseries = useApiQuery<Timeseries>(`/api/usage/timeseries?range=${range}`, every);
-  const pages = useApiQuery<Pages>(`/api/usage/pages?range=${range}`, every);
-  const exceptions = useApiQuery<Exceptions>(`/api/usage/exceptions?range=${range}`, every);
-  const dependencies = useApiQuery<Dependencies>(`/api/usage/dependencies?range=${range}`, every);
-  const sessions = useApiQuery<Sessions>(`/api/usage/sessions?range=${range}&limit=20`, every);
-  const experience = useApiQuery<Experience>(`/api/usage/experience?range=${range}`, every);
-  const events = useApiQuery<CustomEvents>(`/api/usage/events?range=${range}`, every);
+  // The segment lives in the address, so a filtered view can be reloaded and shared.
+  const [params, setParams] = useSearchParams();
+  const segment = segmentOf(params);
+  const filter = segmentQuery(segment);
+  const at = (path: string) => `/api/usage/${path}?range=${range}${filter}` as const;
+  const overview = useApiQuery<Overview>(at('overview'), every);
+  const timeseries = useApiQuery<Timeseries>(at('timeseries'), every);
+  const pages = useApiQuery<Pages>(at('pages'), every);
+  const exceptions = useApiQuery<Exceptions>(at('exceptions'), every);
+  const dependencies = useApiQuery<Dependencies>(at('dependencies'), every);
+  const sessions = useApiQuery<Sessions>(`${at('sessions')}&limit=20`, every);
+  const experience = useApiQuery<Experience>(at('experience'), every);
+  const events = useApiQuery<CustomEvents>(at('events'), every);
 
   return (
     <section className="page wide">
       <h1>Usage</h1>
       <div className="toolbar">
-        <fieldset className="segmented">
-          <legend>Time range</legend>
-          {RANGES.map((value) => (
-            <label key={value}>
-              <input
-                type="radio"
-                name="range"
-                value={value}
-                checked={range === value}
-                onChange={() => setRange(value)}
-              />
-              {RANGE_LABELS[value]}
-            </label>
-          ))}
-        </fieldset>
+        <SegmentedChoice
+          legend="Time range"
+          name="range"
+          labels={RANGE_LABELS}
+          value={range}
+          onChange={setRange}
+        />
         <label>
           <input
             type="checkbox"
@@ -68,6 +68,11 @@ export default function UsagePage() {
           Refresh every 30 seconds
         </label>
       </div>
+      <SegmentFilter
+        key={filter}
+        segment={segment}
+        onChange={(next) => setParams(segmentParams(next), { replace: true })}
+      />
 
       <Panel title="At a glance" query={overview} isEmpty={() => false}>
         {(data) => (
@@ -142,7 +147,17 @@ export default function UsagePage() {
 
       <section className="panel" aria-labelledby="funnels-heading">
         <h2 id="funnels-heading">Funnels</h2>
-        <FunnelPanel range={range} every={every} />
+        <FunnelPanel range={range} filter={filter} every={every} />
+      </section>
+
+      <section className="panel" aria-labelledby="retention-heading">
+        <h2 id="retention-heading">Retention</h2>
+        <RetentionPanel range={range} filter={filter} every={every} />
+      </section>
+
+      <section className="panel" aria-labelledby="flows-heading">
+        <h2 id="flows-heading">User flows</h2>
+        <FlowsPanel range={range} filter={filter} every={every} />
       </section>
 
       <Panel title="Exceptions" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>

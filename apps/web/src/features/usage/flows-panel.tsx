@@ -1,0 +1,98 @@
+import { useState, type FormEvent } from 'react';
+import { useApiQuery } from '../../auth/use-api';
+import { formatCount } from './format';
+import { LongText } from './long-text';
+import { Panel } from './panel';
+import type { Range, UserFlows, PanelScope } from './usage-api';
+
+type FlowPaths = UserFlows['next1'];
+
+function PathsTable({ caption, paths, testId }: { caption: string; paths: FlowPaths; testId: string }) {
+  return (
+    <table data-testid={testId}>
+      <caption>{caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Pages, in the order visited</th>
+          <th scope="col">Views</th>
+        </tr>
+      </thead>
+      <tbody>
+        {paths.length === 0 ? (
+          <tr>
+            <td colSpan={2} className="muted">
+              None
+            </td>
+          </tr>
+        ) : (
+          paths.map((path) => (
+            <tr key={path.pages.join('\n')}>
+              <th scope="row">
+                <LongText text={path.pages.join(' → ')} />
+              </th>
+              <td>{formatCount(path.count)}</td>
+            </tr>
+          ))
+        )}
+      </tbody>
+    </table>
+  );
+}
+
+function FlowsResult({
+  range,
+  filter,
+  page,
+  every,
+}: {
+  range: Range;
+  filter: string;
+  page: string;
+  every?: number | undefined;
+}) {
+  const query = useApiQuery<UserFlows>(
+    `/api/usage/flows?range=${range}${filter}&page=${encodeURIComponent(page)}`,
+    every,
+  );
+  return (
+    <Panel title={`Around ${page}`} query={query} isEmpty={(data) => data.views === 0}>
+      {(data) => (
+        <>
+          <p data-testid="flows-summary">
+            {formatCount(data.views)} views: {formatCount(data.entries)} began a session,{' '}
+            {formatCount(data.exits)} ended one.
+          </p>
+          <div className="flows">
+            <PathsTable caption="Two pages before" paths={data.previous2} testId="flows-previous2" />
+            <PathsTable caption="The page before" paths={data.previous1} testId="flows-previous1" />
+            <PathsTable caption="The page after" paths={data.next1} testId="flows-next1" />
+            <PathsTable caption="Two pages after" paths={data.next2} testId="flows-next2" />
+          </div>
+        </>
+      )}
+    </Panel>
+  );
+}
+
+/** User flows: from a page the admin names, the most common pages one and two steps before and after it. */
+export function FlowsPanel({ range, filter = '', every }: PanelScope) {
+  const [draft, setDraft] = useState('');
+  const [asked, setAsked] = useState<string | null>(null);
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setAsked(draft.trim() || null);
+  };
+  return (
+    <>
+      <form className="actions wrap" onSubmit={submit} aria-label="User flows">
+        <label>
+          Page <input required maxLength={512} value={draft} onChange={(e) => setDraft(e.target.value)} />
+        </label>{' '}
+        <button type="submit" className="button">
+          Show the flows
+        </button>
+      </form>
+      {asked && <FlowsResult range={range} filter={filter} page={asked} every={every} />}
+    </>
+  );
+}

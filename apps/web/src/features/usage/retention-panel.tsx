@@ -1,0 +1,75 @@
+import { useState } from 'react';
+import { useApiQuery } from '../../auth/use-api';
+import { formatCount, formatRate } from './format';
+import { Panel } from './panel';
+import { SegmentedChoice } from './segmented-choice';
+import type { Retention, RetentionUnit, PanelScope } from './usage-api';
+
+const UNIT_LABELS: Record<RetentionUnit, string> = { day: 'By day', week: 'By week' };
+const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
+
+/** A share's shade: five steps, as classes (the CSP allows no inline style attributes). */
+const shade = (share: number) => `share-${Math.min(4, Math.floor(share * 5))}`;
+
+/**
+ * The retention triangle: one row per cohort (the users first seen in that day or week), one column per
+ * period after it, each cell the share of the cohort seen again then. The table is the chart: its cells
+ * are shaded by share, and it scrolls inside its own region when it is wider than the screen.
+ */
+export function RetentionPanel({ range, filter = '', every }: PanelScope) {
+  const [unit, setUnit] = useState<RetentionUnit>('day');
+  const query = useApiQuery<Retention>(`/api/usage/retention?range=${range}&unit=${unit}${filter}`, every);
+  const periods = query.status === 'ready' ? Math.max(0, query.data.cohorts.length - 1) : 0;
+  return (
+    <>
+      <SegmentedChoice
+        legend="Cohort period"
+        name="retention-unit"
+        labels={UNIT_LABELS}
+        value={unit}
+        onChange={setUnit}
+      />
+      <Panel
+        title="Cohorts"
+        query={query}
+        isEmpty={(data) => data.cohorts.every((cohort) => cohort.users === 0)}
+      >
+        {(data) => (
+          <div className="table-scroll" role="region" aria-label="Retention by cohort" tabIndex={0}>
+            <table data-testid="retention-table">
+              <thead>
+                <tr>
+                  <th scope="col">First seen ({data.unit === 'day' ? 'day' : 'week of'}, UTC)</th>
+                  <th scope="col">Users</th>
+                  {Array.from({ length: periods }, (_, k) => (
+                    <th key={k} scope="col">
+                      {data.unit === 'day' ? 'Day' : 'Week'} {k + 1}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {data.cohorts.map((cohort) => (
+                  <tr key={cohort.start}>
+                    <th scope="row">{dayFormat.format(new Date(cohort.start))}</th>
+                    <td>{formatCount(cohort.users)}</td>
+                    {Array.from({ length: periods }, (_, k) => {
+                      const back = cohort.returning[k];
+                      if (back === undefined || cohort.users === 0) return <td key={k} />;
+                      const share = back / cohort.users;
+                      return (
+                        <td key={k} className={`retention-cell ${shade(share)}`}>
+                          {formatRate(share)}
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Panel>
+    </>
+  );
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserContext, browserEnvelope, browserRequest } from './test-support/browser-envelopes.js';
+import { startTestCollector, type TestCollector } from './test-support/server.js';
+import { segmentSql } from './queries.js';
+
+const FIREFOX_DESKTOP = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const CHROME_PHONE =
+  'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36';
+const CHROME_DESKTOP =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** One visitor's items: page views (and an event), as the SDK sends them without a browser tag. */
+function visitor(user: { authUserId?: string; roles?: string }, ...pages: string[]) {
+  const ctx = browserContext(user.authUserId ? { authUserId: user.authUserId } : {});
+  const items = [...pages.map((name) => ['pageview', name] as const), ['event', 'Clicked'] as const];
+  return items.map(([kind, name], i) => {
+    const e = browserEnvelope(kind, ctx) as {
+      time: string;
+      tags: Record<string, string>;
+      data: { baseData: Record<string, unknown> };
+    };
+    delete e.tags['ai.device.browser'];
+    e.time = new Date(Date.now() - (items.length - i) * 1000).toISOString(); // in order, a second apart
+    e.data.baseData.name = name;
+    if (user.roles) e.data.baseData.properties = { roles: user.roles };
+    return e;
+  });
+}
+
+let running: TestCollector;
+beforeAll(async () => {
+  running = await startTestCollector({ retentionDays: 0 });
+  const send = async (userAgent: string, envelopes: object[]) => {
+    const { body, headers } = browserRequest(envelopes);
+    const response = await fetch(`${running.origin}/v2/track`, {
+      method: 'POST',
+      body,
+      headers: { ...headers, 'user-agent': userAgent },
+    });
+    expect(await response.json()).toMatchObject({ itemsAccepted: envelopes.length });
+  };
+  await send(FIREFOX_DESKTOP, visitor({}, 'Home'));
+  await send(CHROME_PHONE, visitor({ authUserId: 'alice', roles: 'member' }, 'Profile'));
+  await send(CHROME_DESKTOP, visitor({ authUserId: 'root', roles: 'admin,member' }, 'Usage', 'Profile'));
+});
+afterAll(() => running.close());
+
+const pageNames = async (segment: object) =>
+  (await running.collector.usage.pages({ range: '1h', ...segment })).pages.map((p) => p.name).sort();
+
+describe('segments', () => {
+  it('filter by signed-in state, role, browser family and device class, alone and together', async () => {
+    expect(await pageNames({})).toEqual(['Home', 'Profile', 'Usage']);
+    expect(await pageNames({ auth: 'anonymous' })).toEqual(['Home']);
+    expect(await pageNames({ auth: 'signed-in' })).toEqual(['Profile', 'Usage']);
+    expect(await pageNames({ role: 'admin' })).toEqual(['Profile', 'Usage']);
+    expect(await pageNames({ role: 'member' })).toEqual(['Profile', 'Usage']);
+    // A role is matched whole, never as a part of another.
+    expect(await pageNames({ role: 'mem' })).toEqual([]);
+    expect(await pageNames({ browser: 'Firefox' })).toEqual(['Home']);
+    expect(await pageNames({ browser: 'Chrome' })).toEqual(['Profile', 'Usage']);
+    expect(await pageNames({ device: 'mobile' })).toEqual(['Profile']);
+    expect(await pageNames({ device: 'desktop', auth: 'signed-in' })).toEqual(['Profile', 'Usage']);
+    expect(await pageNames({ device: 'desktop', role: 'member', browser: 'Firefox' })).toEqual([]);
+  });
+
+  it('apply to the overview, the analytics and the sessions alike', async () => {
+    const { usage, analytics } = running.collector;
+    const mobile = { range: '1h', device: 'mobile' } as const;
+    expect((await usage.overview(mobile)).tiles.users.value).toBe(1);
+    expect((await usage.overview({ range: '1h' })).tiles.users.value).toBe(3);
+    expect((await usage.sessions(mobile)).sessions).toHaveLength(1);
+    expect((await analytics.customEvents({ range: '1h', auth: 'anonymous' })).events).toEqual([
+      { name: 'Clicked', count: 1, users: 1, sessions: 1 },
+    ]);
+    expect((await analytics.retention('day', mobile)).cohorts.at(-1)?.users).toBe(1);
+    expect((await analytics.userFlows('Profile', { range: '1h', browser: 'Firefox' })).views).toBe(0);
+    expect((await analytics.userFlows('Profile', { range: '1h', role: 'admin' })).previous1).toEqual([
+      { pages: ['Usage'], count: 1 },
+    ]);
+    const funnel = await analytics.funnel(
+      [
+        { kind: 'page', name: 'Profile' },
+        { kind: 'event', name: 'Clicked' },
+      ],
+      { range: '1h', device: 'desktop' },
+    );
+    expect(funnel.steps.map((s) => s.users)).toEqual([1, 1]);
+  });
+
+  it('quotes what it is given, whatever the API let through', () => {
+    expect(segmentSql({ role: "x') OR 1=1 --" }, 'i.')).toBe(
+      " AND contains(',' || i.roles || ',', ',x'') OR 1=1 --,')",
+    );
+    expect(segmentSql({})).toBe('');
+  });
+});
