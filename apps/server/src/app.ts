@@ -133,6 +133,11 @@ export function createApp(options: AppOptions) {
         },
       },
       referrerPolicy: { policy: 'no-referrer' },
+      // A browsing context group and an agent cluster of the app's own: no other site's window keeps a
+      // handle on a page holding tokens, nor shares its process where the browser does not isolate sites.
+      // Chromium pays a new renderer process on every navigation into the app for it (ADR 0038).
+      crossOriginOpenerPolicy: { policy: 'same-origin' },
+      originAgentCluster: true,
       // HSTS only where the request really came over https (set below).
       strictTransportSecurity: false,
     }),
