@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JSONWebKeySet } from 'jose';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { DEMO_ACCOUNTS, startDevIdp } from './index.js';
@@ -38,6 +39,17 @@ async function jwks() {
   const response = await fetch(`${idp.issuer}/jwks`);
   return createLocalJWKSet((await response.json()) as JSONWebKeySet);
 }
+
+describe('stop', () => {
+  it('does not wait for a connection that has sent no request yet, as a browser preconnects', async () => {
+    const other = await startDevIdp({ port: 0, appOrigin: APP_ORIGIN, log: () => undefined });
+    const socket = connect(other.port, 'localhost');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await expect(other.close()).resolves.toBeUndefined();
+    await closed;
+  });
+});
 
 describe('start-up', () => {
   it('listens on a random port, derives its issuer from it and says what it is', () => {
