@@ -133,11 +133,12 @@ export function createApp(options: AppOptions) {
         },
       },
       referrerPolicy: { policy: 'no-referrer' },
-      // A browsing context group and an agent cluster of the app's own: no other site's window keeps a
-      // handle on a page holding tokens, nor shares its process where the browser does not isolate sites.
-      // Chromium pays a new renderer process on every navigation into the app for it (ADR 0038).
+      // A browsing context group of the app's own: no other site's window keeps a handle on a page
+      // holding tokens, and browsers that do not isolate every site give it a process of its own.
       crossOriginOpenerPolicy: { policy: 'same-origin' },
-      originAgentCluster: true,
+      // Not sent: browsers key agent clusters by origin without it (Chromium since 110), and in Chromium
+      // it asks for an origin-keyed process, a new one on every navigation into the app (ADR 0038).
+      originAgentCluster: false,
       // HSTS only where the request really came over https (set below).
       strictTransportSecurity: false,
     }),
