@@ -20,7 +20,8 @@ beforeAll(async () => {
   await mkdir(join(webRoot, 'assets'));
   await writeFile(
     join(webRoot, 'index.html'),
-    '<html><head><script id="gatehouse-config" type="application/json">\n{}\n</script></head><body></body></html>',
+    '<html><head><script id="gatehouse-config" type="application/json">\n{}\n</script></head>' +
+      '<body><div id="root"><header>Gatehouse</header><main><!-- home --><h1>Welcome</h1><!-- /home --></main></div></body></html>',
   );
   await writeFile(join(webRoot, 'assets', 'app-abc123.js'), ASSET);
   await writeFile(join(webRoot, 'assets', 'app-abc123.js.br'), brotliCompressSync(ASSET));
@@ -69,6 +70,15 @@ describe('the app server', () => {
       },
     });
     expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('sends the static first render with the home page on / only, the header on every path', async () => {
+    const page = async (path: string) =>
+      (await fetch(`${base}${path}`, { headers: { accept: 'text/html' } })).text();
+    expect(await page('/')).toContain('<main><!-- home --><h1>Welcome</h1><!-- /home --></main>');
+    for (const path of ['/profile', '/usage/sessions/x', '/callback', '/no-such-page']) {
+      expect(await page(path)).toContain('<div id="root"><header>Gatehouse</header><main></main></div>');
+    }
   });
 
   it('sends a strict CSP naming only the app, the provider and the telemetry endpoint', async () => {

@@ -224,7 +224,7 @@ export function createApp(options: AppOptions) {
       res
         .set('Cache-Control', 'no-store')
         .type('html')
-        .send(await indexHtml);
+        .send((await indexHtml)[req.path === '/' ? 'home' : 'other']);
     } catch (error) {
       next(error);
     }
@@ -268,9 +268,17 @@ function telemetryOrigin(connectionString: string | undefined): string | undefin
   return endpoint && URL.canParse(endpoint) ? new URL(endpoint).origin : undefined;
 }
 
-async function renderIndex(webRoot: URL, config: unknown): Promise<string> {
+/**
+ * The page, with the public configuration in it, twice: for `/`, whose static first render (index.html's
+ * shell) holds the home page, and for every other path, without it (the route's page renders there).
+ */
+async function renderIndex(webRoot: URL, config: unknown): Promise<{ home: string; other: string }> {
   const html = await readFile(new URL('index.html', webRoot), 'utf8');
   const marker = /(<script id="gatehouse-config" type="application\/json">)[\s\S]*?(<\/script>)/;
   if (!marker.test(html)) throw new Error('The built index.html has no gatehouse-config element.');
-  return html.replace(marker, (_match, open: string, close: string) => `${open}${embedJson(config)}${close}`);
+  const home = html.replace(
+    marker,
+    (_match, open: string, close: string) => `${open}${embedJson(config)}${close}`,
+  );
+  return { home, other: home.replace(/<!-- home -->[\s\S]*?<!-- \/home -->/, '') };
 }

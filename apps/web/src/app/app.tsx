@@ -51,7 +51,7 @@ const routes: AppRoute[] = [
 ];
 
 /** The main navigation: the routes that have a link, from the same table. */
-const navigation: NavLink[] = routes.flatMap(({ path, nav, role }) =>
+export const navigation: NavLink[] = routes.flatMap(({ path, nav, role }) =>
   nav ? [{ href: path, label: nav, ...(role ? { role } : {}) }] : [],
 );
 
