@@ -7,7 +7,7 @@
 // build:testing -w @gatehouse/collector). Bounded in time and count; removes its temp data dirs. Knobs:
 // BENCH_SECONDS (15 per shape), BENCH_SENDERS (32), BENCH_BATCH (100, browser), BENCH_MAX_ITEMS (2e6 per
 // shape), BENCH_SHAPES (browser,sdk2,sdk3), BENCH_INGEST_WORKER (1; 0 validates on the event loop),
-// BENCH_POOL_RATE (100,000: items/s the gzip shapes' pool of distinct bodies is sized for).
+// BENCH_POOL_RATE (150,000: items/s the gzip shapes' pool of distinct bodies is sized for).
 // Short mode, to see it work: BENCH_SECONDS=2 node bench/collector.mjs.
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -27,7 +27,7 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const MAX_ITEMS = Number(process.env.BENCH_MAX_ITEMS ?? 2_000_000);
 const INGEST_WORKER = process.env.BENCH_INGEST_WORKER !== '0';
 const SHAPES = (process.env.BENCH_SHAPES ?? 'browser,sdk2,sdk3').split(',');
-const POOL_RATE = Number(process.env.BENCH_POOL_RATE ?? 100_000);
+const POOL_RATE = Number(process.env.BENCH_POOL_RATE ?? 150_000);
 const RAW_ITEMS = 200_000;
 const RAW_GROUP = 1_000;
 const SENDERS_FLAG = '--senders';
