@@ -1,5 +1,5 @@
 import { StrictMode } from 'react';
-import { createRoot } from 'react-dom/client';
+import { createRoot, hydrateRoot } from 'react-dom/client';
 import { App } from './app/app';
 import { loadSessionEarlyOnCallback } from './auth/auth-context';
 import { telemetry } from './telemetry/telemetry';
@@ -13,8 +13,12 @@ telemetry.start(() =>
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element.');
 
-createRoot(root).render(
+const app = (
   <StrictMode>
     <App />
-  </StrictMode>,
+  </StrictMode>
 );
+// On `/` the HTML holds this very render (index.html): React adopts it, so what was painted before the
+// script ran stays, node for node. Elsewhere the HTML has the header alone, and React replaces it.
+if (window.location.pathname === '/' && root.querySelector('main > section')) hydrateRoot(root, app);
+else createRoot(root).render(app);

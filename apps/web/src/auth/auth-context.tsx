@@ -95,6 +95,9 @@ export function AuthProvider({
   const sessionState = useSyncExternalStore(
     session?.subscribe ?? noSubscription,
     () => session?.getState() ?? initialState,
+    // The page's HTML holds the render of an unknown session (index.html): React adopts it as that, then
+    // renders what it knows (a signed-in hint, say) right after.
+    () => loadingState,
   );
   const state = loadFailed ? loadFailedState : sessionState;
 

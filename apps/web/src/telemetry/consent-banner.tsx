@@ -1,9 +1,12 @@
 import { useSyncExternalStore } from 'react';
-import { telemetry } from './telemetry';
+import { telemetry, type TelemetryConsent } from './telemetry';
+
+/** Consent as it is before telemetry has started: what the page's HTML was rendered with (index.html). */
+const notStartedYet = (): TelemetryConsent => 'pending';
 
 /** Asks before any usage data is collected; nothing is stored or sent until the visitor answers. */
 export function ConsentBanner() {
-  const consent = useSyncExternalStore(telemetry.subscribe, telemetry.getConsent);
+  const consent = useSyncExternalStore(telemetry.subscribe, telemetry.getConsent, notStartedYet);
   if (consent !== 'ask') return null;
   return (
     <section className="consent" role="dialog" aria-modal="false" aria-labelledby="consent-title">
@@ -26,7 +29,7 @@ export function ConsentBanner() {
 
 /** Where the choice can be changed later. */
 export function ConsentSetting() {
-  const consent = useSyncExternalStore(telemetry.subscribe, telemetry.getConsent);
+  const consent = useSyncExternalStore(telemetry.subscribe, telemetry.getConsent, notStartedYet);
   if (consent !== 'granted' && consent !== 'denied') return null;
   return (
     <p className="consent-setting">
