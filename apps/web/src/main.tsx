@@ -2,12 +2,19 @@ import { StrictMode } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { App } from './app/app';
 import { loadSessionEarlyOnCallback } from './auth/auth-context';
+import { afterAddressChange, afterFirstPaint, afterNextFrame } from './shared/after-first-paint';
 import { telemetry } from './telemetry/telemetry';
 import './app/styles.css';
 
 loadSessionEarlyOnCallback();
-telemetry.start(() =>
-  import('./config/runtime-config').then(({ readRuntimeConfig }) => readRuntimeConfig().telemetry),
+telemetry.start(
+  () => import('./config/runtime-config').then(({ readRuntimeConfig }) => readRuntimeConfig().telemetry),
+  // The HTML paints at once, so on the sign-in callback the SDK would load while the code is redeemed:
+  // there it waits until the page has taken the code out of its address, and the signed-in page has
+  // had its frame.
+  window.location.pathname === '/callback'
+    ? (task) => afterAddressChange(() => afterNextFrame(task))
+    : afterFirstPaint,
 );
 
 const root = document.getElementById('root');

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { afterFirstPaint, afterNextFrame } from './after-first-paint';
+import { afterAddressChange, afterFirstPaint, afterNextFrame } from './after-first-paint';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -87,6 +87,46 @@ describe('afterNextFrame', () => {
     vi.advanceTimersByTime(99);
     expect(task).not.toHaveBeenCalled();
     vi.advanceTimersByTime(1);
+    expect(task).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('afterAddressChange', () => {
+  // What wouter's router dispatches when the page calls history.replaceState.
+  const replaceAddress = (url: string) => {
+    window.history.replaceState(null, '', url);
+    window.dispatchEvent(new Event('replaceState'));
+  };
+
+  it('waits until the address changes, once, whatever else the history events say', () => {
+    vi.useFakeTimers();
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    const task = vi.fn();
+    afterAddressChange(task);
+    window.dispatchEvent(new Event('replaceState'));
+    window.dispatchEvent(new Event('popstate'));
+    vi.advanceTimersByTime(5_000);
+    expect(task).not.toHaveBeenCalled();
+    replaceAddress('/callback');
+    vi.advanceTimersByTime(1);
+    expect(task).toHaveBeenCalledTimes(1);
+    replaceAddress('/');
+    vi.advanceTimersByTime(20_000);
+    expect(task).toHaveBeenCalledTimes(1);
+  });
+
+  it('runs after its time-out when the address never changes, and only then', () => {
+    vi.useFakeTimers();
+    window.history.replaceState(null, '', '/callback?code=c&state=s');
+    const task = vi.fn();
+    afterAddressChange(task, 3_000);
+    vi.advanceTimersByTime(2_999);
+    expect(task).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    vi.advanceTimersByTime(1);
+    expect(task).toHaveBeenCalledTimes(1);
+    replaceAddress('/');
+    vi.advanceTimersByTime(1_000);
     expect(task).toHaveBeenCalledTimes(1);
   });
 });

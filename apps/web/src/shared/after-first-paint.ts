@@ -33,6 +33,27 @@ export function afterNextFrame(task: () => void, hiddenTabDelayMs = 100): void {
   setTimeout(run, hiddenTabDelayMs);
 }
 
+/**
+ * Runs `task` once the page's address has changed from what it is now (replaced, pushed or left by back
+ * and forward), or after `timeoutMs` whatever happens. The sign-in callback replaces its address once its
+ * code is redeemed, so work started from here waits for the code exchange instead of competing with it.
+ * pushState and replaceState are seen through the events wouter's router dispatches for them.
+ */
+export function afterAddressChange(task: () => void, timeoutMs = 10_000): void {
+  const events = ['popstate', 'pushState', 'replaceState'] as const;
+  const address = window.location.href;
+  const run = once(() => {
+    clearTimeout(timer);
+    for (const event of events) window.removeEventListener(event, check);
+    setTimeout(task, 0);
+  });
+  const check = () => {
+    if (window.location.href !== address) run();
+  };
+  const timer = setTimeout(run, timeoutMs);
+  for (const event of events) window.addEventListener(event, check);
+}
+
 /** The task, callable any number of times, run the first time only (whichever trigger comes first). */
 function once(task: () => void): () => void {
   let done = false;

@@ -53,11 +53,17 @@ export class TelemetryClient {
     }> = () => import('./web-vitals'),
   ) {}
 
-  /** Starts listening for errors at once, and decides about the SDK after the first paint. */
-  start(readRuntime: () => Promise<TelemetryRuntime>): void {
+  /**
+   * Starts listening for errors at once, and decides about the SDK when `after` runs its task: after the
+   * first paint unless told otherwise.
+   */
+  start(
+    readRuntime: () => Promise<TelemetryRuntime>,
+    after: (task: () => void) => void = afterFirstPaint,
+  ): void {
     window.addEventListener('error', this.onEarlyError);
     window.addEventListener('unhandledrejection', this.onEarlyRejection);
-    afterFirstPaint(() => {
+    after(() => {
       readRuntime().then(
         (runtime) => {
           this.runtime = runtime;
