@@ -11,7 +11,10 @@ type DPoPSettings = NonNullable<OidcClientSettings['dpop']>;
  * those of the API and userinfo calls, which oidc-client-ts does not make (its issue #2182).
  */
 
-/** The store's shape: oidc-client-ts's IndexedDbDPoPStore, or an in-memory one in unit tests. */
+/**
+ * The store's shape: oidc-client-ts's (IndexedDbDPoPStore's), whose `get` and `remove` answer undefined
+ * for a key they do not hold; the browser's is dpop-store.ts, unit tests use one in memory.
+ */
 export type DpopStore = Pick<IndexedDbDPoPStore, 'get' | 'set' | 'remove' | 'getAllKeys'>;
 
 /** RFC 9449 5.1: the provider offers DPoP when its metadata lists the algorithms; we sign with ES256. */
@@ -64,15 +67,20 @@ export class DpopKey {
       .sign(privateKey);
   }
 
+  /** Opens the store ahead of the first proof (a read whose answer is not needed; it never fails). */
+  warm(): void {
+    this.store.getAllKeys().catch(() => undefined);
+  }
+
   /** Sign-out: the key goes, so nothing bound to it can be used from this browser again. */
   async remove(): Promise<void> {
-    if ((await this.store.getAllKeys()).includes(this.clientId)) await this.store.remove(this.clientId);
+    await this.store.remove(this.clientId);
   }
 
   private async keys(): Promise<CryptoKeyPair> {
-    if ((await this.store.getAllKeys()).includes(this.clientId)) {
-      return (await this.store.get(this.clientId)).keys;
-    }
+    // One read: the store answers undefined for a key it does not hold (dpop-store.ts).
+    const kept = (await this.store.get(this.clientId)) as DPoPState | undefined;
+    if (kept) return kept.keys;
     // Non-extractable: script in the page can sign with it while the page lives, never copy it away.
     const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
       'sign',

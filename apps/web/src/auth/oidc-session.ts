@@ -1,7 +1,6 @@
 import { base64url } from 'jose';
 import {
   ErrorResponse,
-  IndexedDbDPoPStore,
   InMemoryWebStorage,
   OidcClient,
   User,
@@ -21,6 +20,7 @@ import type {
   SignOutOutcome,
 } from './auth-state';
 import { DpopKey, dpopOffered, type DpopStore } from './dpop';
+import { IndexedDbKeyStore } from './dpop-store';
 import { JwksCache, validateIdToken } from './id-token';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
@@ -61,7 +61,7 @@ const browserEnvironment = (): SessionEnvironment => ({
   replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
   sessionStorage: window.sessionStorage,
   now: () => Date.now(),
-  dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbDPoPStore(),
+  dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
 });
 
 const signedOutElsewhere: AuthNotice = {
@@ -263,6 +263,9 @@ export class OidcSession implements AuthSession {
   }
 
   private async processCallback(url: string): Promise<CallbackResult> {
+    // The key store's connection opens while discovery and the keys are fetched, not when the code
+    // exchange's proof is signed.
+    this.dpopKey?.warm();
     let returnTo = '/';
     let requested = '';
     try {

@@ -1,0 +1,84 @@
+import type { DPoPState } from 'oidc-client-ts';
+import type { DpopStore } from './dpop';
+
+const DATABASE = 'oidc';
+const STORE = 'dpop';
+
+/**
+ * Where the DPoP key pair is kept: oidc-client-ts's own IndexedDB database and object store, with the same
+ * values, so either can read what the other wrote. What differs is the connection: oidc-client-ts's
+ * `IndexedDbDPoPStore` opens a new one for every read and write and never closes it (four on the sign-in
+ * callback's path), where this one opens one per page and keeps it. Nothing is cached: every read is a
+ * transaction, so a key another tab replaced or removed is seen at once. Writes resolve once committed.
+ */
+export class IndexedDbKeyStore implements DpopStore {
+  private connection: Promise<IDBDatabase> | undefined;
+
+  constructor(private readonly factory: IDBFactory = indexedDB) {}
+
+  /** The state kept under `key`, or undefined when there is none. */
+  get(key: string): Promise<DPoPState> {
+    return this.transaction('readonly', (store) => store.get(key)) as Promise<DPoPState>;
+  }
+
+  async set(key: string, value: DPoPState): Promise<void> {
+    await this.transaction('readwrite', (store) => store.put(value, key));
+  }
+
+  /** Removes the state kept under `key` (if any) and answers what it was. */
+  async remove(key: string): Promise<DPoPState> {
+    let removed: DPoPState | undefined;
+    await this.transaction('readwrite', (store) => {
+      const read = store.get(key);
+      read.onsuccess = () => {
+        removed = read.result as DPoPState | undefined;
+        store.delete(key);
+      };
+      return read;
+    });
+    return removed as DPoPState;
+  }
+
+  async getAllKeys(): Promise<string[]> {
+    const keys = await this.transaction('readonly', (store) => store.getAllKeys());
+    return keys.map(String);
+  }
+
+  /** Runs `request` in a transaction of its own and answers its result once the transaction commits. */
+  private async transaction<T>(
+    mode: IDBTransactionMode,
+    request: (store: IDBObjectStore) => IDBRequest<T>,
+  ): Promise<T> {
+    const database = await this.open();
+    return new Promise<T>((resolve, reject) => {
+      const transaction = database.transaction(STORE, mode);
+      const pending = request(transaction.objectStore(STORE));
+      transaction.oncomplete = () => resolve(pending.result);
+      transaction.onabort = transaction.onerror = () =>
+        reject(transaction.error ?? pending.error ?? new Error('The DPoP key store failed.'));
+    });
+  }
+
+  private open(): Promise<IDBDatabase> {
+    this.connection ??= new Promise<IDBDatabase>((resolve, reject) => {
+      const opening = this.factory.open(DATABASE);
+      opening.onupgradeneeded = () => opening.result.createObjectStore(STORE);
+      opening.onsuccess = () => {
+        const database = opening.result;
+        // Another page upgrading or deleting the database goes first; the next call opens it again.
+        const forget = () => {
+          database.close();
+          this.connection = undefined;
+        };
+        database.onversionchange = forget;
+        database.onclose = forget;
+        resolve(database);
+      };
+      opening.onerror = () => {
+        this.connection = undefined;
+        reject(opening.error ?? new Error('The DPoP key store could not be opened.'));
+      };
+    });
+    return this.connection;
+  }
+}
