@@ -3,7 +3,7 @@ import { useApiQuery } from '../../auth/use-api';
 import { formatCount } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { Range, UserFlows, PanelScope } from './usage-api';
+import { usagePath, type Range, type UserFlows, type PanelScope } from './usage-api';
 
 type FlowPaths = UserFlows['next1'];
 
@@ -51,7 +51,7 @@ function FlowsResult({
   every?: number | undefined;
 }) {
   const query = useApiQuery<UserFlows>(
-    `/api/usage/flows?range=${range}${filter}&page=${encodeURIComponent(page)}`,
+    `${usagePath('flows', range, filter)}&page=${encodeURIComponent(page)}`,
     every,
   );
   return (

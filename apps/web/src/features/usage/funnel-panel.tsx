@@ -3,14 +3,14 @@ import { useApiQuery } from '../../auth/use-api';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { Funnel, Range, PanelScope } from './usage-api';
+import { usagePath, type Funnel, type Range, type PanelScope } from './usage-api';
 
 type Step = { kind: 'page' | 'event'; name: string };
 const MIN_STEPS = 2;
 const MAX_STEPS = 5;
 
 const funnelPath = (range: Range, filter: string, steps: Step[]) =>
-  `/api/usage/funnel?range=${range}${filter}&${steps
+  `${usagePath('funnel', range, filter)}&${steps
     .map((s) => `step=${encodeURIComponent(`${s.kind}:${s.name}`)}`)
     .join('&')}` as const;
 

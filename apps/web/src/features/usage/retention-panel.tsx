@@ -3,7 +3,7 @@ import { useApiQuery } from '../../auth/use-api';
 import { formatCount, formatRate } from './format';
 import { Panel } from './panel';
 import { SegmentedChoice } from './segmented-choice';
-import type { Retention, RetentionUnit, PanelScope } from './usage-api';
+import { usagePath, type Retention, type RetentionUnit, type PanelScope } from './usage-api';
 
 const UNIT_LABELS: Record<RetentionUnit, string> = { day: 'By day', week: 'By week' };
 const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
@@ -18,7 +18,7 @@ const shade = (share: number) => `share-${Math.min(4, Math.floor(share * 5))}`;
  */
 export function RetentionPanel({ range, filter = '', every }: PanelScope) {
   const [unit, setUnit] = useState<RetentionUnit>('day');
-  const query = useApiQuery<Retention>(`/api/usage/retention?range=${range}&unit=${unit}${filter}`, every);
+  const query = useApiQuery<Retention>(`${usagePath('retention', range, filter)}&unit=${unit}`, every);
   const periods = query.status === 'ready' ? Math.max(0, query.data.cohorts.length - 1) : 0;
   return (
     <>

@@ -33,8 +33,8 @@ export function segmentOf(params: URLSearchParams): Segment {
 
 /** The segment as query parameters for the usage API, each after `&`; empty for everyone. */
 export function segmentQuery(segment: Segment): string {
-  return KEYS.map((key) => segment[key] && `&${key}=${encodeURIComponent(segment[key])}`)
-    .filter(Boolean)
+  return Object.entries(segmentParams(segment))
+    .map(([key, value]) => `&${key}=${encodeURIComponent(value)}`)
     .join('');
 }
 

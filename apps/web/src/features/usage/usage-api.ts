@@ -55,6 +55,13 @@ const TILE_LABELS: Record<TileKey, string> = {
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
 
+/**
+ * A usage endpoint's path for the page's range and segment (`filter`, segment-filter.tsx): every panel's
+ * query starts so; its own parameters follow, each after `&`.
+ */
+export const usagePath = (endpoint: string, range: UsageRange, filter = '') =>
+  `/api/usage/${endpoint}?range=${range}${filter}` as const;
+
 /** What every panel with its own query takes from the page: the range, the segment, the refresh. */
 export interface PanelScope {
   range: UsageRange;

@@ -16,6 +16,7 @@ import { Panel } from './panel';
 import {
   RANGE_LABELS,
   TILES,
+  usagePath,
   type CustomEvents,
   type Dependencies,
   type Exceptions,
@@ -38,7 +39,7 @@ export default function UsagePage() {
   const [params, setParams] = useSearchParams();
   const segment = segmentOf(params);
   const filter = segmentQuery(segment);
-  const at = (path: string) => `/api/usage/${path}?range=${range}${filter}` as const;
+  const at = (endpoint: string) => usagePath(endpoint, range, filter);
   const overview = useApiQuery<Overview>(at('overview'), every);
   const timeseries = useApiQuery<Timeseries>(at('timeseries'), every);
   const pages = useApiQuery<Pages>(at('pages'), every);
