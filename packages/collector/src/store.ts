@@ -149,19 +149,15 @@ export function openStore(dataDir: string, options: OpenStoreOptions = {}): Prom
  * tags and properties, read from the envelope (a device type came from the request, which is gone); the
  * derived ones (row-layout.ts) as the load computes them.
  */
+const segmentFills: Record<string, string | null> = {
+  browser: `try(json_extract_string(envelope, '$.tags."ai.device.browser"'))`,
+  device_type: null,
+  roles: `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`,
+};
 const addedColumns: { column: string; sql: string; fill: string | null }[] = [
-  ...rowLayout
-    .filter((c) => ['browser', 'device_type', 'roles'].includes(c.column))
-    .map((c) => ({
-      column: c.column,
-      sql: c.sql,
-      fill:
-        c.column === 'browser'
-          ? `try(json_extract_string(envelope, '$.tags."ai.device.browser"'))`
-          : c.column === 'roles'
-            ? `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`
-            : null,
-    })),
+  ...rowLayout.flatMap((c) =>
+    c.column in segmentFills ? [{ column: c.column, sql: c.sql, fill: segmentFills[c.column] ?? null }] : [],
+  ),
   ...derivedColumns.map((c) => ({ column: c.column, sql: c.sql, fill: derivedSql(c) })),
 ];
 
