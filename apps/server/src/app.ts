@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
@@ -25,11 +25,17 @@ export interface AppOptions {
   usage?: UsageQueries;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
   analytics?: AnalyticsQueries;
+  /**
+   * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
+   * process (docs/decisions/0041); undefined when it serves no other replica.
+   */
+  internalApi?: ((req: Request, res: Response, next: () => void) => void) | undefined;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
 }
 
-const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
+const INGESTION_PATH = /^\/(v2(\.1)?\/track|internal\/collector\/append)$/;
 /** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
 const RAW_INDEX = /^\/index\.html(\.(br|gz))?$/;
 /**
@@ -148,6 +154,8 @@ export function createApp(options: AppOptions) {
     if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   });
+  // --- the store holder's internal API, for the other replicas: nothing under it without the token ---
+  if (options.internalApi) app.use(options.internalApi);
   // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
   if (options.collector) app.use(options.collector.handle);
 
@@ -231,6 +239,11 @@ export function createApp(options: AppOptions) {
   });
 
   const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    if (error instanceof StoreUnavailable) {
+      // Another replica holds the store and cannot answer now (restarting): the dashboard asks again.
+      res.status(503).set('Retry-After', '5').json(errorBody('store_unavailable', error.message));
+      return;
+    }
     const status =
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500)

@@ -183,4 +183,37 @@ describe('loadConfig', () => {
       /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
     );
   });
+  it('takes the store holder settings of several replicas, and refuses them incomplete or in clear', () => {
+    const token = 'x'.repeat(32);
+    const secret = 'y'.repeat(32);
+    expect(loadConfig({}).collector).toMatchObject({ forwardTo: undefined, token: undefined });
+    const replica = loadConfig({
+      COLLECTOR_URL: 'http://10.0.0.5:3000',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    });
+    expect(replica.collector).toMatchObject({ forwardTo: 'http://10.0.0.5:3000', token });
+    expect(() => loadConfig({ COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_TOKEN: is required when COLLECTOR_URL is set/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: 'short', TELEMETRY_USER_ID_SECRET: secret })).toThrow(
+      /COLLECTOR_TOKEN: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: token })).toThrow(/TELEMETRY_USER_ID_SECRET: is required/);
+    expect(() =>
+      loadConfig({ COLLECTOR_TOKEN: token, TELEMETRY_USER_ID_SECRET: secret, API_DPOP_NONCES: '1' }),
+    ).toThrow(/API_DPOP_NONCE_SECRET: is required/);
+    const production = {
+      NODE_ENV: 'production',
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    };
+    expect(() => loadConfig({ ...production, COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_URL: must use https when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...production, COLLECTOR_URL: 'http://127.0.0.1:3000' }).collector.forwardTo).toBe(
+      'http://127.0.0.1:3000',
+    );
+  });
 });

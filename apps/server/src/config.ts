@@ -80,6 +80,10 @@ const envSchema = z
         )
         .optional(),
     ),
+    // Several replicas (docs/replicas.md): the one holding the store sets COLLECTOR_TOKEN; the others
+    // set COLLECTOR_URL (the store holder's own address, not the balancer's) and the same token.
+    COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     TRUST_PROXY: flag,
     // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
     API_DPOP: z.enum(['allowed', 'required']).default('allowed'),
@@ -146,6 +150,42 @@ const envSchema = z
         path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
         message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
       });
+    }
+    if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['COLLECTOR_TOKEN'],
+        message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
+      });
+    }
+    if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_USER_ID_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN: every replica must issue and verify the same pseudonymous ' +
+          'user ids, and the key each would otherwise keep in its own data folder would differ',
+      });
+    }
+    if (env.COLLECTOR_TOKEN && env.API_DPOP_NONCES && !env.API_DPOP_NONCE_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_DPOP_NONCE_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
+      });
+    }
+    if (production && env.COLLECTOR_URL) {
+      const url = new URL(env.COLLECTOR_URL);
+      if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['COLLECTOR_URL'],
+          message:
+            'must use https when NODE_ENV=production (the collector token and every telemetry item travel ' +
+            'to the store holder); only a loopback address may use http',
+        });
+      }
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
@@ -225,6 +265,13 @@ export interface ServerConfig {
     maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
     instrumentationKeys: string[];
+    /**
+     * The store holder's base URL: this replica opens no store and forwards to it (docs/decisions/0041).
+     * Undefined: this process holds the store.
+     */
+    forwardTo: string | undefined;
+    /** The secret between replicas and the store holder; set on both sides, or on neither. */
+    token: string | undefined;
   };
 }
 
@@ -302,6 +349,8 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
+      forwardTo: e.COLLECTOR_URL,
+      token: e.COLLECTOR_TOKEN,
     },
   };
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
+import { defaultHttpLimits } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './listen.js';
+import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
@@ -33,30 +34,19 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const collector = await createCollector({
-    dataDir: config.collector.dataDir,
-    instrumentationKeys: config.collector.instrumentationKeys,
-    allowedOrigins: [config.publicOrigin],
-    retentionDays: config.collector.retentionDays,
-    ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
-    ...(config.collector.maxItemsPerSecondPerSource
-      ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
-      : {}),
-    maxItemsPerRequest: config.collector.maxItemsPerRequest,
-    maxStoreBytes: config.collector.maxStoreBytes,
-    // The same client address Express's `trust proxy` gives the rest of the app.
-    trustProxy: config.trustProxy,
-    log: (level, message) => (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
-  });
-  closers.push(() => collector.close());
+  const telemetry = await startTelemetryStore(config, (level, message) =>
+    (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
+  );
+  closers.push(() => telemetry.collector.close());
 
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
-    collector,
-    usage: collector.usage,
-    analytics: collector.analytics,
+    collector: telemetry.collector,
+    usage: telemetry.usage,
+    analytics: telemetry.analytics,
+    internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
@@ -70,6 +60,10 @@ async function main() {
   );
 
   console.info(`Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`);
+  if (telemetry.role === 'forwarding')
+    console.info(`Telemetry store: held by ${config.collector.forwardTo} (this replica forwards to it)`);
+  else if (telemetry.role === 'store holder')
+    console.info('Telemetry store: held here, and served to the other replicas (COLLECTOR_TOKEN)');
   console.info(
     `Identity provider: ${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`,
   );

@@ -8,7 +8,14 @@ import { selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
-import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
+import {
+  openStoreSink,
+  SinkFull,
+  SinkUnavailable,
+  type ItemSink,
+  type StoreSink,
+  type StoreSinkOptions,
+} from './store-sink.js';
 import type { TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -79,6 +86,8 @@ export interface CollectorFront {
 /** A collector holding the embedded store, with the store's queries. */
 export interface Collector extends CollectorFront {
   store: TelemetryStore;
+  /** The store's sink, which a store holder's internal API also appends to (store-holder.ts). */
+  sink: StoreSink;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
@@ -198,7 +207,7 @@ export async function createCollector(
   if (options.sink) return createFront(options, options.sink);
   const sink = await openStoreSink({ ...options, log });
   const { store, usage, analytics } = sink;
-  return { ...createFront(options, sink), store, usage, analytics };
+  return { ...createFront(options, sink), sink, store, usage, analytics };
 }
 
 function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {
@@ -248,6 +257,11 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   // Said at most every 10 s (with how many requests were turned away), not per request.
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
     log('warn', `store is behind (${sink.backlog()} items waiting); answered 503 to ${requests(times)}`),
+  );
+  // A sink that cannot take items says it for every request until it is back: said every 10 s.
+  let unavailableBecause = '';
+  const logUnavailable = throttled(LOG_INTERVAL_MS, (times) =>
+    log('warn', `${unavailableBecause}; answered 503 to ${requests(times)}`),
   );
   let fullBecause = '';
   const logFull = throttled(LOG_INTERVAL_MS, (times) =>
@@ -350,13 +364,20 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       try {
         await sink.append(stored);
       } catch (error) {
-        log('error', `store write failed: ${String(error)}`);
-        send(
-          res,
-          503,
-          retryLater(received, errors, 503, 'Store is unavailable; retry later.'),
-          busy(headers),
-        );
+        if (error instanceof SinkFull) {
+          fullBecause = error.message;
+          logFull();
+          send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
+          return;
+        }
+        let wait = busy(headers);
+        if (error instanceof SinkUnavailable) {
+          unavailableBecause = error.message;
+          logUnavailable();
+          if (error.retryAfterSeconds !== undefined)
+            wait = { ...headers, 'Retry-After': String(error.retryAfterSeconds) };
+        } else log('error', `store write failed: ${String(error)}`);
+        send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), wait);
         return;
       }
     }

@@ -1,0 +1,79 @@
+import {
+  createCollector,
+  createForwardingSink,
+  createRemoteQueries,
+  createStoreHolderApi,
+  type AnalyticsQueries,
+  type CollectorFrontOptions,
+  type Logger,
+  type UsageQueries,
+} from '@gatehouse/collector';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerConfig } from './config.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/** The collector as this process runs it: holding the store, or forwarding to the process that does. */
+export interface TelemetryStoreRole {
+  role: 'store' | 'store holder' | 'forwarding';
+  /** The ingestion endpoints (POST /v2/track, /v2.1/track). */
+  collector: { handle: Handler; close(): Promise<void> };
+  /** The dashboard's queries: on the local store, or answered by the store holder. */
+  usage: UsageQueries;
+  analytics: AnalyticsQueries;
+  /** The store holder's internal API (/internal/…), when this process holds the store for others. */
+  internalApi: Handler | undefined;
+  /**
+   * For readiness: the local store takes items; on a forwarding replica, the store holder has answered
+   * (with this token) once since the start. Not whether it answers now: every replica failing readiness
+   * while the store holder restarts would take sign-in and the API down with the telemetry.
+   */
+  ready(): Promise<boolean>;
+}
+
+/**
+ * Starts the collector for this process's place among the replicas (docs/decisions/0041): without
+ * COLLECTOR_URL it opens the store in GATEHOUSE_DATA_DIR (and, with COLLECTOR_TOKEN, serves it to the
+ * other replicas); with COLLECTOR_URL it opens nothing and forwards to the store holder.
+ */
+export async function startTelemetryStore(config: ServerConfig, log: Logger): Promise<TelemetryStoreRole> {
+  const { collector: c } = config;
+  const front: CollectorFrontOptions = {
+    instrumentationKeys: c.instrumentationKeys,
+    allowedOrigins: [config.publicOrigin],
+    retentionDays: c.retentionDays,
+    ...(c.maxItemsPerSecond ? { maxItemsPerSecond: c.maxItemsPerSecond } : {}),
+    ...(c.maxItemsPerSecondPerSource ? { maxItemsPerSecondPerSource: c.maxItemsPerSecondPerSource } : {}),
+    maxItemsPerRequest: c.maxItemsPerRequest,
+    // The same client address Express's `trust proxy` gives the rest of the app.
+    trustProxy: config.trustProxy,
+    log,
+  };
+  if (c.forwardTo !== undefined && c.token !== undefined) {
+    const remote = { url: c.forwardTo, token: c.token };
+    const sink = createForwardingSink(remote);
+    const collector = await createCollector({ ...front, sink });
+    let reached = false;
+    return {
+      role: 'forwarding',
+      collector,
+      ...createRemoteQueries(remote),
+      internalApi: undefined,
+      ready: async () => (reached ||= await sink.ping()),
+    };
+  }
+  const collector = await createCollector({
+    ...front,
+    dataDir: c.dataDir,
+    maxStoreBytes: c.maxStoreBytes,
+  });
+  return {
+    role: c.token === undefined ? 'store' : 'store holder',
+    collector,
+    usage: collector.usage,
+    analytics: collector.analytics,
+    internalApi:
+      c.token === undefined ? undefined : createStoreHolderApi({ token: c.token, sink: collector.sink, log }),
+    ready: () => Promise.resolve(collector.sink.full() === undefined),
+  };
+}
