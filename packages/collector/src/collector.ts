@@ -71,6 +71,11 @@ export interface Collector {
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
+  /**
+   * Whether items can be stored now (for readiness): not closing, the quota not reached, and the last
+   * journal write succeeded.
+   */
+  ready(): Promise<boolean>;
   /** Stops accepting, waits for queued writes, closes the store. */
   close(): Promise<void>;
 }
@@ -219,6 +224,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     1,
   );
   let closing = false;
+  let writeFailing = false;
 
   async function prune(): Promise<void> {
     if (!(retentionDays > 0)) return;
@@ -361,8 +367,10 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       }
       try {
         await commits.add(stored, stored.count);
+        writeFailing = false;
         quota?.add(stored.chunks.reduce((bytes, chunk) => bytes + chunk.length, 0));
       } catch (error) {
+        writeFailing = true;
         log('error', `store write failed: ${String(error)}`);
         send(
           res,
@@ -418,6 +426,9 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     store,
     usage: createUsageQueries(store),
     analytics: createAnalyticsQueries(store),
+    ready() {
+      return Promise.resolve(!closing && !writeFailing && !quota?.full);
+    },
     async close() {
       closing = true;
       clearInterval(pruneTimer);
