@@ -74,6 +74,6 @@ export async function startTelemetryStore(config: ServerConfig, log: Logger): Pr
     analytics: collector.analytics,
     internalApi:
       c.token === undefined ? undefined : createStoreHolderApi({ token: c.token, sink: collector.sink, log }),
-    ready: () => Promise.resolve(collector.sink.full() === undefined),
+    ready: () => collector.ready(),
   };
 }

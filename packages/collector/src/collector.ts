@@ -79,6 +79,11 @@ export interface SinkCollectorOptions extends CollectorFrontOptions {
 export interface CollectorFront {
   /** Answers POST/OPTIONS on /v2/track and /v2.1/track; calls `next()` for anything else (Express-style). */
   handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void;
+  /**
+   * Whether items can be stored now (for readiness): not closing, the last append succeeded, the sink
+   * not full, and the sink's own check (a store holder reachable) passing.
+   */
+  ready(): Promise<boolean>;
   /** Stops accepting, waits for what the sink was given, closes the sink. */
   close(): Promise<void>;
 }
@@ -233,6 +238,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     log,
   );
   let closing = false;
+  let writeFailing = false;
 
   /** CORS headers for an allowed cross-origin caller; `undefined` when the origin is not allowed. */
   function cors(req: IncomingMessage): Record<string, string> | undefined {
@@ -363,6 +369,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       }
       try {
         await sink.append(stored);
+        writeFailing = false;
       } catch (error) {
         if (error instanceof SinkFull) {
           fullBecause = error.message;
@@ -376,7 +383,11 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
           logUnavailable();
           if (error.retryAfterSeconds !== undefined)
             wait = { ...headers, 'Retry-After': String(error.retryAfterSeconds) };
-        } else log('error', `store write failed: ${String(error)}`);
+        } else {
+          // The local store could not write: readiness fails until a write succeeds again.
+          writeFailing = true;
+          log('error', `store write failed: ${String(error)}`);
+        }
         send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), wait);
         return;
       }
@@ -423,6 +434,10 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
 
   return {
     handle,
+    async ready() {
+      if (closing || writeFailing || sink.full() !== undefined) return false;
+      return (await sink.ready?.()) ?? true;
+    },
     async close() {
       closing = true;
       await ingest.close();
