@@ -211,12 +211,10 @@ export class MemoryReplayTable implements ReplayTable {
   ) {}
 
   remember(jkt: string, jti: string, expiresAt: number, now: number): Promise<void> {
-    try {
+    return new Promise((resolve) => {
       this.add(jkt, jti, expiresAt, now);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
+      resolve();
+    });
   }
 
   /** Proofs remembered (for tests). */
