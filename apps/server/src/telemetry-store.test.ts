@@ -36,7 +36,6 @@ async function startReplica(env: Record<string, string>): Promise<string> {
     config,
     authority: issuer,
     webRoot: pathToFileURL(`${dir}/`),
-    log: () => undefined,
     collector: telemetry.collector,
     usage: telemetry.usage,
     analytics: telemetry.analytics,
