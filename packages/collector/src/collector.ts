@@ -7,6 +7,7 @@ import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { listPacked, selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
+import { clientAddress } from './source-address.js';
 import { StoreQuota } from './store-quota.js';
 import { createAnalyticsQueries, type AnalyticsQueries } from './analytics.js';
 import { createUsageQueries, type UsageQueries } from './queries.js';
@@ -39,11 +40,11 @@ export interface CollectorOptions {
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
   /**
-   * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
-   * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
-   * Otherwise the connection's address. Default false.
+   * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
+   * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
+   * write, so a limit keyed on them could be dodged. Otherwise the connection's address. Default none.
    */
-  trustProxy?: boolean;
+  trustProxy?: boolean | number;
   /** Bytes the data folder may hold; past it requests are answered 507 and nothing is stored. Default 5 GiB; 0: no quota. */
   maxStoreBytes?: number;
   /** How often the data folder is measured against `maxStoreBytes`. Default 10 s. */
@@ -268,16 +269,9 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     ),
   );
 
+  const proxyHops = options.trustProxy === true ? 1 : options.trustProxy || 0;
   /** The client's address, for per-source limits. */
-  function source(req: IncomingMessage): string {
-    if (options.trustProxy) {
-      // Node joins repeated X-Forwarded-For headers with ', ', so the last entry is the proxy's.
-      const forwarded = String(req.headers['x-forwarded-for'] ?? '');
-      const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-      if (last) return last;
-    }
-    return req.socket.remoteAddress ?? '';
-  }
+  const source = (req: IncomingMessage) => clientAddress(req, proxyHops);
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
     if (quota?.full) {

@@ -1,5 +1,6 @@
 export { createCollector } from './collector.js';
 export type { BreezeResponse, Collector, CollectorOptions, Logger, LogLevel } from './collector.js';
+export { clientAddress } from './source-address.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
 export type { HttpLimits } from './http-limits.js';
 export { limits, telemetryTypes, validateEnvelope } from './contracts.js';
