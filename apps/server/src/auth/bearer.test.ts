@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTokenVerifier,
   InvalidTokenError,
-  readRoles,
   requireAccessToken,
   type ApiUser,
   type TokenVerifier,
@@ -182,16 +181,6 @@ describe('the signing algorithm of a JWT access token', () => {
         access_token_signing_alg_values_supported: ['PS256', 'RS256'],
       }),
     ).toEqual(['RS256', 'ES256', 'PS256']);
-  });
-});
-
-describe('readRoles', () => {
-  it('reads a top-level claim, a dotted path, or a single string', () => {
-    expect(readRoles({ roles: ['a', 'b', 3] }, 'roles')).toEqual(['a', 'b']);
-    expect(readRoles({ realm_access: { roles: ['admin'] } }, 'realm_access.roles')).toEqual(['admin']);
-    expect(readRoles({ 'https://example.com/roles': ['x'] }, 'https://example.com/roles')).toEqual(['x']);
-    expect(readRoles({ role: 'admin' }, 'role')).toEqual(['admin']);
-    expect(readRoles({}, 'roles')).toEqual([]);
   });
 });
 
