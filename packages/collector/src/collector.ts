@@ -5,7 +5,7 @@ import { countItems } from './count-items.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { selectPacked, type PackedItems } from './packed.js';
-import { RateLimits } from './rate-limit.js';
+import { RateLimits, type RateLimiter } from './rate-limit.js';
 import { clientAddress } from './source-address.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
@@ -37,6 +37,11 @@ export interface CollectorFrontOptions {
   maxItemsPerSecond?: number;
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
+  /**
+   * Buckets of the caller's (shared by every replica through Redis) instead of this process's; the two
+   * rates above are then the caller's to apply.
+   */
+  rateLimiter?: RateLimiter;
   /**
    * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
    * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
@@ -213,10 +218,11 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
   const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
   const origins = new Set(options.allowedOrigins);
-  const rateLimits =
-    options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
+  const rateLimits: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
-      : undefined;
+      : undefined);
   const retentionDays = options.retentionDays ?? 90;
   const ingest = startIngest(
     {
@@ -327,7 +333,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     let stored = result.accepted;
     let answer: BreezeResponse | undefined;
     if (accepted > 0 && rateLimits) {
-      const { granted, retryAfter } = rateLimits.grant(source(req), accepted);
+      const { granted, retryAfter } = await rateLimits.grant(source(req), accepted);
       const wait = { ...headers, 'Retry-After': String(retryAfter) };
       if (granted === 0) {
         send(res, 429, retryLater(received, errors, 429, TOO_MANY), wait);
