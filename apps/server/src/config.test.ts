@@ -162,8 +162,14 @@ describe('loadConfig', () => {
       maxItemsPerSecond: 5000,
       maxItemsPerSecondPerSource: 500,
       maxItemsPerRequest: 1000,
+      maxBytesPerSecondPerSource: 60 * 1024,
+      maxBytesBurstPerSource: 1024 * 1024,
+      maxBytesInFlight: 64 * 1024 * 1024,
       maxStoreBytes: 5120 * 1024 * 1024,
     });
+    // One source, sending all it may, needs at least a day to fill the default quota (issue 24).
+    const { maxBytesPerSecondPerSource = 0, maxBytesBurstPerSource, maxStoreBytes } = defaults.collector;
+    expect(maxBytesBurstPerSource + maxBytesPerSecondPerSource * 86_400).toBeLessThanOrEqual(maxStoreBytes);
     expect(defaults.http).toEqual({
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 10_000,
@@ -175,6 +181,9 @@ describe('loadConfig', () => {
       TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '50',
       TELEMETRY_MAX_ITEMS_PER_REQUEST: '250',
       TELEMETRY_MAX_STORE_MB: '0',
+      TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: '0',
+      TELEMETRY_MAX_KB_BURST_PER_SOURCE: '256',
+      TELEMETRY_MAX_MB_IN_FLIGHT: '16',
       HTTP_REQUEST_TIMEOUT_SECONDS: '5',
       HTTP_HEADERS_TIMEOUT_SECONDS: '20',
       HTTP_MAX_CONNECTIONS: '64',
@@ -183,6 +192,9 @@ describe('loadConfig', () => {
       maxItemsPerSecond: undefined,
       maxItemsPerSecondPerSource: 50,
       maxItemsPerRequest: 250,
+      maxBytesPerSecondPerSource: undefined,
+      maxBytesBurstPerSource: 256 * 1024,
+      maxBytesInFlight: 16 * 1024 * 1024,
       maxStoreBytes: 0,
     });
     // The headers cannot be given longer than the whole request.

@@ -68,6 +68,10 @@ const envSchema = z
     TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
     TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),
     TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(5120),
+    // 60 KiB/s with a 1 MiB burst: one source needs a day (and more) to fill the default quota.
+    TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(60),
+    TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce.number().int().min(64).default(1024),
+    TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce.number().int().min(0).default(64),
     HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
@@ -288,6 +292,12 @@ export interface ServerConfig {
     /** Items a second per client address (behind TRUST_PROXY, the proxy's X-Forwarded-For); undefined: no limit. */
     maxItemsPerSecondPerSource: number | undefined;
     maxItemsPerRequest: number;
+    /** Stored bytes a second per source; undefined: no limit. */
+    maxBytesPerSecondPerSource: number | undefined;
+    /** What a source's byte bucket holds when full. */
+    maxBytesBurstPerSource: number;
+    /** Request body bytes received and inflated at once (counted at their worst); 0: no cap. */
+    maxBytesInFlight: number;
     /** Bytes the data folder may hold; 0: no quota. */
     maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
@@ -380,6 +390,9 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND || undefined,
       maxItemsPerSecondPerSource: e.TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE || undefined,
       maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
+      maxBytesPerSecondPerSource: e.TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE * 1024 || undefined,
+      maxBytesBurstPerSource: e.TELEMETRY_MAX_KB_BURST_PER_SOURCE * 1024,
+      maxBytesInFlight: e.TELEMETRY_MAX_MB_IN_FLIGHT * 1024 * 1024,
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
       forwardTo: e.COLLECTOR_URL,

@@ -45,6 +45,9 @@ export async function startTelemetryStore(config: ServerConfig, log: Logger): Pr
     ...(c.maxItemsPerSecond ? { maxItemsPerSecond: c.maxItemsPerSecond } : {}),
     ...(c.maxItemsPerSecondPerSource ? { maxItemsPerSecondPerSource: c.maxItemsPerSecondPerSource } : {}),
     maxItemsPerRequest: c.maxItemsPerRequest,
+    ...(c.maxBytesPerSecondPerSource ? { maxBytesPerSecondPerSource: c.maxBytesPerSecondPerSource } : {}),
+    maxBytesBurstPerSource: c.maxBytesBurstPerSource,
+    maxBytesInFlight: c.maxBytesInFlight,
     // The same client address Express's `trust proxy` gives the rest of the app.
     trustProxy: config.trustProxy,
     log,

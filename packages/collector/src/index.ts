@@ -17,7 +17,7 @@ export type { ForwardingSink, StoreHolderClientOptions } from './store-holder-cl
 export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './internal-api.js';
 export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
 export type { PackedItems } from './packed.js';
-export { clientAddress } from './source-address.js';
+export { clientAddress, sourceKey } from './source-address.js';
 export { RateLimits } from './rate-limit.js';
 export type { Grant, RateLimiter } from './rate-limit.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
