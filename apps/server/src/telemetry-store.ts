@@ -6,6 +6,7 @@ import {
   type AnalyticsQueries,
   type CollectorFrontOptions,
   type Logger,
+  type RateLimiter,
   type UsageQueries,
 } from '@gatehouse/collector';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -36,7 +37,12 @@ export interface TelemetryStoreRole {
  * COLLECTOR_URL it opens the store in GATEHOUSE_DATA_DIR (and, with COLLECTOR_TOKEN, serves it to the
  * other replicas); with COLLECTOR_URL it opens nothing and forwards to the store holder.
  */
-export async function startTelemetryStore(config: ServerConfig, log: Logger): Promise<TelemetryStoreRole> {
+export async function startTelemetryStore(
+  config: ServerConfig,
+  log: Logger,
+  /** Buckets shared by every replica (Redis); default this process's, at the configured rates. */
+  rateLimiter?: RateLimiter,
+): Promise<TelemetryStoreRole> {
   const { collector: c } = config;
   const front: CollectorFrontOptions = {
     instrumentationKeys: c.instrumentationKeys,
@@ -44,6 +50,7 @@ export async function startTelemetryStore(config: ServerConfig, log: Logger): Pr
     retentionDays: c.retentionDays,
     ...(c.maxItemsPerSecond ? { maxItemsPerSecond: c.maxItemsPerSecond } : {}),
     ...(c.maxItemsPerSecondPerSource ? { maxItemsPerSecondPerSource: c.maxItemsPerSecondPerSource } : {}),
+    ...(rateLimiter ? { rateLimiter } : {}),
     maxItemsPerRequest: c.maxItemsPerRequest,
     ...(c.maxBytesPerSecondPerSource ? { maxBytesPerSecondPerSource: c.maxBytesPerSecondPerSource } : {}),
     maxBytesBurstPerSource: c.maxBytesBurstPerSource,
