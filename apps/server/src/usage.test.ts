@@ -199,6 +199,8 @@ describe('the usage API', () => {
         exceptions: { value: 0, previous: 0, change: null },
         signedInUsers: { value: 0, previous: 0, change: null },
       },
+      // The store takes telemetry: no banner.
+      storeFull: null,
     });
     const series = await asAdmin('/api/usage/timeseries');
     expect(asDescribed('usageTimeseries', series.body)).toMatchObject({ range: '24h', bucketMs: 3_600_000 });

@@ -116,7 +116,11 @@ export function createUsageRouter({
       verifiedCount({ ...query, now: Date.parse(overview.from) }),
     ]);
     const change = previous === 0 ? null : (value - previous) / previous;
-    return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
+    return {
+      ...overview,
+      tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } },
+      storeFull: overview.storeFull ?? null,
+    };
   });
   route(router, 'usageTimeseries', ({ query }) => queries.timeseries(query));
   route(router, 'usagePages', ({ query }) => queries.pages(query));

@@ -126,6 +126,16 @@ export const tileKeys = [
 ] as const;
 export type TileKey = (typeof tileKeys)[number];
 
+export const storeFullSchema = z
+  .strictObject({
+    since: time.meta({
+      description: 'When the store reached its quota: every telemetry request has been refused (507) since',
+    }),
+    usedBytes: count.meta({ description: 'Bytes the data folder holds' }),
+    maxBytes: count.meta({ description: 'Its quota (TELEMETRY_MAX_STORE_MB)' }),
+  })
+  .meta({ id: 'StoreFull' });
+
 export const overviewSchema = z
   .strictObject({
     ...period,
@@ -133,6 +143,10 @@ export const overviewSchema = z
     tiles: z.strictObject(
       Object.fromEntries(tileKeys.map((key) => [key, tileSchema])) as Record<TileKey, typeof tileSchema>,
     ),
+    storeFull: storeFullSchema.nullable().meta({
+      description:
+        'Set while the telemetry store has reached its disk quota and refuses new telemetry; null when it takes telemetry, or when this source cannot tell (Log Analytics)',
+    }),
   })
   .meta({ id: 'Overview' });
 
@@ -255,6 +269,7 @@ export { period as periodFields, time as timeSchema, count as countSchema };
 
 export type Tile = z.infer<typeof tileSchema>;
 export type Overview = z.infer<typeof overviewSchema>;
+export type StoreFull = z.infer<typeof storeFullSchema>;
 export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
 export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;

@@ -344,6 +344,11 @@ describe('the disk quota', () => {
     expect(said).toHaveLength(1);
     expect(said[0]?.[1]).toMatch(/quota is 1024; answered 507 to 1 request$/);
     expect(await t.collector.store.count()).toBe(5);
+    // The dashboard's overview says so, and since when (the usage page's banner).
+    const { storeFull } = await t.collector.usage.overview();
+    expect(storeFull).toMatchObject({ maxBytes: 1024 });
+    expect(storeFull?.usedBytes).toBeGreaterThan(1024);
+    expect(Date.parse(storeFull?.since ?? '')).toBeLessThanOrEqual(Date.now());
   });
 
   it('counts what it writes between measurements', async () => {
@@ -354,8 +359,10 @@ describe('the disk quota', () => {
     // Measured once at start (the next measurement is an hour away): only what it writes can fill it.
     const t = await start({ dataDir, maxStoreBytes: size + 64 * 1024, storeCheckIntervalMs: 3_600_000 });
     const batch = json(browserBatch(100));
+    expect((await t.collector.usage.overview()).storeFull).toBeNull();
     expect((await post(t, batch)).status).toBe(200);
     expect((await post(t, batch)).status).toBe(507);
+    expect((await t.collector.usage.overview()).storeFull).not.toBeNull();
     expect(await t.collector.store.count()).toBe(100);
   });
 });

@@ -70,8 +70,10 @@ export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
  * The answers' shapes are the API's (@gatehouse/api-contract), less what only the server knows: whether
  * a signed-in user id is one it issued (`verified`, `verifiedUsers`).
  */
-export type Overview = Omit<ApiOverview, 'tiles'> & {
+export type Overview = Omit<ApiOverview, 'tiles' | 'storeFull'> & {
   tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
+  /** Set by the store's own queries (store-sink.ts); the server answers null without it. */
+  storeFull?: ApiOverview['storeFull'];
 };
 export type SessionRow = Omit<ApiSessionRow, 'verified'>;
 export type SessionTimeline = Omit<ApiSessionTimeline, 'verified'>;

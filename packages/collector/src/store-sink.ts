@@ -113,9 +113,22 @@ export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSin
   const pruneTimer = setInterval(() => void prune(), 3_600_000);
   pruneTimer.unref();
 
+  const usage = createUsageQueries(store);
   return {
     store,
-    usage: createUsageQueries(store),
+    usage: {
+      ...usage,
+      // The dashboard tells admins when nothing is stored any more (README, "Limits for operators").
+      async overview(options) {
+        const overview = await usage.overview(options);
+        const since = quota?.fullSince;
+        const storeFull =
+          quota && since !== undefined
+            ? { since: new Date(since).toISOString(), usedBytes: quota.usedBytes, maxBytes: maxStoreBytes }
+            : null;
+        return { ...overview, storeFull };
+      },
+    },
     analytics: createAnalyticsQueries(store),
     async append(items) {
       await commits.add(items, items.count);

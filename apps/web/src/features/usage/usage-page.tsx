@@ -11,6 +11,7 @@ import { NamedRowsTable } from './named-rows-table';
 import { RetentionPanel } from './retention-panel';
 import { SegmentFilter, segmentOf, segmentParams, segmentQuery } from './segment-filter';
 import { SegmentedChoice } from './segmented-choice';
+import { StoreFullBanner } from './store-full-banner';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
@@ -52,6 +53,7 @@ export default function UsagePage() {
   return (
     <section className="page wide">
       <h1>Usage</h1>
+      {overview.status === 'ready' && <StoreFullBanner storeFull={overview.data.storeFull} />}
       <div className="toolbar">
         <SegmentedChoice
           legend="Time range"
