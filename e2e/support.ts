@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
+import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
 
 export const ACCOUNTS = {
   alice: { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
@@ -11,6 +12,16 @@ export const ACCOUNTS = {
 } as const;
 
 export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
+
+/**
+ * Skips the test (or every test of the file, when called at its top) where `tool` cannot be had,
+ * saying what is missing and how to get it; in CI (CI=true) fails instead: nothing is skipped there.
+ */
+export function requireTool(tool: ToolName): void {
+  const missing = lacking(tool);
+  if (missing && inCi()) throw new Error(`${missing} In CI every test must run.`);
+  test.skip(missing !== null, missing ?? '');
+}
 
 /** Makes the local provider misbehave in one way (or behave again with `null`). */
 export async function misbehave(
