@@ -94,6 +94,10 @@ const envSchema = z
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
     DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
     DEV_IDP_DPOP: z.enum(['on', 'off']).default('on'),
+    DEV_IDP_ROLES_CLAIM: z
+      .string()
+      .regex(/^[\w-]+(\.[\w-]+)*$/, 'must be a claim name or a dotted path such as realm_access.roles')
+      .default('roles'),
   })
   .superRefine((env, ctx) => {
     if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
@@ -194,6 +198,8 @@ export interface ServerConfig {
     accessTokenFormat: 'jwt' | 'opaque';
     /** Whether the bundled provider offers DPoP (it then binds the tokens of clients that send proofs). */
     dpop: boolean;
+    /** Where the bundled provider puts the roles (`realm_access.roles`: as Keycloak does). */
+    rolesClaim: string;
   };
   telemetry: {
     /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
@@ -280,6 +286,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
       accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
       dpop: e.DEV_IDP_DPOP === 'on',
+      rolesClaim: e.DEV_IDP_ROLES_CLAIM,
     },
     telemetry: {
       connectionString:

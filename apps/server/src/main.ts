@@ -21,6 +21,7 @@ async function main() {
       testControls: config.devIdp.testControls,
       accessTokenFormat: config.devIdp.accessTokenFormat,
       dpop: config.devIdp.dpop,
+      rolesClaim: config.devIdp.rolesClaim,
       ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
       ...(config.devIdp.testControlsSecret === undefined
         ? {}
