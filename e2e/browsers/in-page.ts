@@ -95,10 +95,16 @@ export function telemetryTraces(): { sdkChunks: string[]; keys: string[] } {
   return { sdkChunks, keys };
 }
 
-/** The SDK's session id (its `ai_session` cookie is `id|acquired|renewed`), '' before it has one. */
-export function telemetrySessionId(): string {
-  const cookie = document.cookie.split('; ').find((entry) => entry.startsWith('ai_session='));
-  return decodeURIComponent(cookie?.slice('ai_session='.length) ?? '').split('|')[0] ?? '';
+/**
+ * The SDK's anonymous ids from its cookies (`ai_session` is `id|acquired|renewed`, `ai_user` is
+ * `id|created`), '' where it has none yet.
+ */
+export function telemetryIds(): { session: string; user: string } {
+  const id = (name: string) => {
+    const cookie = document.cookie.split('; ').find((entry) => entry.startsWith(`${name}=`));
+    return decodeURIComponent(cookie?.slice(name.length + 1) ?? '').split('|')[0] ?? '';
+  };
+  return { session: id('ai_session'), user: id('ai_user') };
 }
 
 /**

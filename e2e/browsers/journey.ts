@@ -1,4 +1,4 @@
-import { expect } from '@playwright/test';
+import { expect as baseExpect } from '@playwright/test';
 import { APP, IDP, TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
 import {
@@ -6,7 +6,7 @@ import {
   hidePage,
   locate,
   storedSession,
-  telemetrySessionId,
+  telemetryIds,
   telemetryTraces,
   type Target,
 } from './in-page';
@@ -18,6 +18,12 @@ import {
  * that Firefox and WebKit are held to them too. Where those specs read the browser's network (a
  * Playwright-only view), this journey reads what reached the server: the collector's store.
  */
+
+/**
+ * Twice the suite's wait for a state: MiniBrowser paints in software in a virtual display, and Firefox
+ * and WebKit run beside the servers on the same two cores.
+ */
+const expect = baseExpect.configure({ timeout: 20_000 });
 
 const ADMIN = { username: 'admin', password: 'admin', name: 'Ada Admin', email: 'admin@example.com' };
 /** Short-lived access tokens, so that the journey sees a renewal (at half their life). */
@@ -100,9 +106,10 @@ export async function journey(browser: BrowserSession): Promise<void> {
   await tab.click({ role: 'button', name: 'Accept', within: consent });
   await expectGone(tab, consent);
   await expect
-    .poll(() => probe(tab, telemetrySessionId, null), { message: 'the SDK started a session' })
-    .toMatch(/\S{6,}/);
-  const telemetrySession = await tab.evaluate(telemetrySessionId, null);
+    .poll(() => probe(tab, telemetryIds, null), { message: 'the SDK started a session' })
+    .toEqual({ session: expect.stringMatching(/\S{6,}/), user: expect.stringMatching(/\S{6,}/) });
+  const anonymous = await tab.evaluate(telemetryIds, null);
+  const telemetrySession = anonymous.session;
 
   // Sign in at the provider's own page, as a person would; back on the app, signed in, with no code or
   // state left in the address.
@@ -209,6 +216,18 @@ export async function journey(browser: BrowserSession): Promise<void> {
   await expect.poll(() => currentUrl(other), { message: 'the other tab is back home' }).toBe(`${APP}/`);
   await expectSeen(other, { role: 'button', name: 'Sign in', within: banner });
   expect(await other.evaluate(storedSession, null)).toBeNull();
+  // Signed out, telemetry goes on under new anonymous ids (the tabs share the cookies that hold them),
+  // which nothing links to the old ones.
+  const fresh = async () => {
+    const ids = await probe(tab, telemetryIds, null);
+    return {
+      session: Boolean(ids?.session) && ids?.session !== anonymous.session,
+      user: Boolean(ids?.user) && ids?.user !== anonymous.user,
+    };
+  };
+  await expect
+    .poll(fresh, { message: 'fresh anonymous ids after sign-out' })
+    .toEqual({ session: true, user: true });
 
   // The provider's session is gone too: signing in again asks for the password.
   await tab.click({ role: 'button', name: 'Sign in', within: banner });
