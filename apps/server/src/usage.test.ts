@@ -41,7 +41,6 @@ beforeAll(async () => {
     instrumentationKeys: [IKEY],
     allowedOrigins: [],
     retentionDays: 0,
-    log: () => undefined,
   });
   const config = loadConfig({
     OIDC_AUTHORITY: issuer,
@@ -53,7 +52,6 @@ beforeAll(async () => {
     config,
     authority: issuer,
     webRoot: pathToFileURL(`${dir}/`),
-    log: () => undefined,
     collector,
     usage: collector.usage,
     analytics: collector.analytics,
