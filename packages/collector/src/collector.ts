@@ -2,22 +2,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, decode, readBody, tooManyItems } from './body.js';
 import { clientOf } from './client.js';
 import { countItems } from './count-items.js';
-import { GroupCommit } from './group-commit.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { listPacked, selectPacked, type PackedItems } from './packed.js';
+import { selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
-import { StoreQuota } from './store-quota.js';
-import { createAnalyticsQueries, type AnalyticsQueries } from './analytics.js';
-import { createUsageQueries, type UsageQueries } from './queries.js';
-import { openWritableStore, ROW_GROUP_ROWS, type TelemetryStore } from './store.js';
+import type { AnalyticsQueries } from './analytics.js';
+import type { UsageQueries } from './queries.js';
+import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
+import type { TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
 export type Logger = (level: LogLevel, message: string) => void;
 
-export interface CollectorOptions {
-  /** Folder of the embedded database; created when missing. */
-  dataDir: string;
+/** What the collector's front (limits, validation, rate limits) is told, whatever its sink. */
+export interface CollectorFrontOptions {
   /** Instrumentation keys accepted (case-insensitive), or 'any' to accept every key. */
   instrumentationKeys: string[] | 'any';
   /** Origins (scheme://host[:port]) allowed to post from a browser on another origin. */
@@ -44,13 +42,9 @@ export interface CollectorOptions {
    * Otherwise the connection's address. Default false.
    */
   trustProxy?: boolean;
-  /** Bytes the data folder may hold; past it requests are answered 507 and nothing is stored. Default 5 GiB; 0: no quota. */
-  maxStoreBytes?: number;
-  /** How often the data folder is measured against `maxStoreBytes`. Default 10 s. */
-  storeCheckIntervalMs?: number;
   /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
   retryAfterSeconds?: number;
-  /** Items older than this many days are refused, and deleted at start and hourly. Default 90; 0 keeps everything. */
+  /** Items older than this many days are refused (and deleted by the store). Default 90; 0 keeps everything. */
   retentionDays?: number;
   /**
    * How far back and ahead of the server's clock an item may be dated, in ms; items outside are refused
@@ -63,16 +57,32 @@ export interface CollectorOptions {
   ingestWorker?: boolean;
 }
 
-export interface Collector {
+/** A collector over the embedded store in `dataDir` (the default sink). */
+export interface CollectorOptions
+  extends CollectorFrontOptions, Omit<StoreSinkOptions, 'log' | 'retentionDays'> {
+  sink?: undefined;
+}
+
+/** A collector whose accepted items go to `sink` (another process's store, a relay, ...) instead. */
+export interface SinkCollectorOptions extends CollectorFrontOptions {
+  sink: ItemSink;
+}
+
+/** The collector's front: the ingestion endpoints, handing accepted items to its sink. */
+export interface CollectorFront {
   /** Answers POST/OPTIONS on /v2/track and /v2.1/track; calls `next()` for anything else (Express-style). */
   handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void;
+  /** Stops accepting, waits for what the sink was given, closes the sink. */
+  close(): Promise<void>;
+}
+
+/** A collector holding the embedded store, with the store's queries. */
+export interface Collector extends CollectorFront {
   store: TelemetryStore;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
-  /** Stops accepting, waits for queued writes, closes the store. */
-  close(): Promise<void>;
 }
 
 /** The ingestion service's answer: https://github.com/microsoft/ApplicationInsights-node.js/blob/develop/Library/Sender.ts */
@@ -84,11 +94,6 @@ export interface BreezeResponse {
 
 const TOO_MANY = 'Too many items; retry later.';
 const TRACK_PATHS = new Set(['/v2/track', '/v2.1/track']);
-const DAY_MS = 86_400_000;
-/** Items allowed to wait for the journal before the collector answers 503. */
-const MAX_QUEUED_ITEMS = 100_000;
-/** Items allowed in the journal, not yet loaded into DuckDB, before the collector answers 503. */
-const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
 /** Refused items listed in an answer; after as many, the rest of the body is not checked. */
 const MAX_REFUSED_ITEMS = 100;
 /** How often a repeated condition (store behind, store full) is logged, with how many requests it hit. */
@@ -183,7 +188,20 @@ function throttled(intervalMs: number, say: (times: number) => void): () => void
 
 const requests = (n: number) => `${n} ${n === 1 ? 'request' : 'requests'}`;
 
-export async function createCollector(options: CollectorOptions): Promise<Collector> {
+/** The collector over the embedded store, or, given a `sink`, the front alone handing items to it. */
+export async function createCollector(options: CollectorOptions): Promise<Collector>;
+export async function createCollector(options: SinkCollectorOptions): Promise<CollectorFront>;
+export async function createCollector(
+  options: CollectorOptions | SinkCollectorOptions,
+): Promise<Collector | CollectorFront> {
+  const log = options.log ?? consoleLogger;
+  if (options.sink) return createFront(options, options.sink);
+  const sink = await openStoreSink({ ...options, log });
+  const { store, usage, analytics } = sink;
+  return { ...createFront(options, sink), store, usage, analytics };
+}
+
+function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {
   const log = options.log ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
@@ -194,13 +212,6 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
       : undefined;
   const retentionDays = options.retentionDays ?? 90;
-  const maxStoreBytes = options.maxStoreBytes ?? 5 * 1024 ** 3;
-
-  const store = await openWritableStore(options.dataDir, { warn: (message) => log('warn', message) });
-  const quota =
-    maxStoreBytes > 0
-      ? await StoreQuota.start(options.dataDir, maxStoreBytes, options.storeCheckIntervalMs ?? 10_000)
-      : undefined;
   const ingest = startIngest(
     {
       instrumentationKeys: options.instrumentationKeys,
@@ -212,26 +223,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     options.ingestWorker ?? true,
     log,
   );
-  // One journal write (one fdatasync) at a time; batches arriving meanwhile share the next one.
-  const commits = new GroupCommit<PackedItems>(
-    (batches) => store.append(listPacked(batches)),
-    MAX_QUEUED_ITEMS,
-    1,
-  );
   let closing = false;
-
-  async function prune(): Promise<void> {
-    if (!(retentionDays > 0)) return;
-    try {
-      const removed = await store.prune(Date.now() - retentionDays * DAY_MS);
-      if (removed > 0) log('info', `retention: removed ${removed} items older than ${retentionDays} days`);
-    } catch (error) {
-      log('error', `retention: pruning failed: ${String(error)}`);
-    }
-  }
-  await prune();
-  const pruneTimer = setInterval(() => void prune(), 3_600_000);
-  pruneTimer.unref();
 
   /** CORS headers for an allowed cross-origin caller; `undefined` when the origin is not allowed. */
   function cors(req: IncomingMessage): Record<string, string> | undefined {
@@ -247,25 +239,19 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
     return undefined;
   }
 
-  /** Whether the journal or the loads behind it are too far behind to take `count` more items. */
-  const behind = (count: number) =>
-    !commits.hasRoom(count) || store.pending() + commits.queued + count > MAX_PENDING_ITEMS;
+  /** Whether the sink (the journal or the loads behind it) is too far behind to take `count` more items. */
+  const behind = (count: number) => !sink.hasRoom(count);
   const busy = (headers: Record<string, string>) => ({
     ...headers,
     'Retry-After': String(options.retryAfterSeconds ?? 10),
   });
   // Said at most every 10 s (with how many requests were turned away), not per request.
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
-    log(
-      'warn',
-      `store is behind (${commits.queued + store.pending()} items waiting); answered 503 to ${requests(times)}`,
-    ),
+    log('warn', `store is behind (${sink.backlog()} items waiting); answered 503 to ${requests(times)}`),
   );
+  let fullBecause = '';
   const logFull = throttled(LOG_INTERVAL_MS, (times) =>
-    log(
-      'error',
-      `store is full: ${options.dataDir} holds ${quota?.usedBytes} bytes, its quota is ${maxStoreBytes}; answered 507 to ${requests(times)}`,
-    ),
+    log('error', `store is full: ${fullBecause}; answered 507 to ${requests(times)}`),
   );
 
   /** The client's address, for per-source limits. */
@@ -280,8 +266,10 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
   }
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
-    if (quota?.full) {
+    const full = sink.full();
+    if (full !== undefined) {
       // Refused before reading: nothing more fits. Not a retry status, so the SDKs do not pile up resends.
+      fullBecause = full;
       logFull();
       req.resume();
       send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
@@ -360,8 +348,7 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
         return;
       }
       try {
-        await commits.add(stored, stored.count);
-        quota?.add(stored.chunks.reduce((bytes, chunk) => bytes + chunk.length, 0));
+        await sink.append(stored);
       } catch (error) {
         log('error', `store write failed: ${String(error)}`);
         send(
@@ -415,16 +402,10 @@ export async function createCollector(options: CollectorOptions): Promise<Collec
 
   return {
     handle,
-    store,
-    usage: createUsageQueries(store),
-    analytics: createAnalyticsQueries(store),
     async close() {
       closing = true;
-      clearInterval(pruneTimer);
-      quota?.stop();
       await ingest.close();
-      await commits.drain();
-      await store.close();
+      await sink.close();
     },
   };
 }

@@ -1,5 +1,17 @@
 export { createCollector } from './collector.js';
-export type { BreezeResponse, Collector, CollectorOptions, Logger, LogLevel } from './collector.js';
+export type {
+  BreezeResponse,
+  Collector,
+  CollectorFront,
+  CollectorFrontOptions,
+  CollectorOptions,
+  Logger,
+  LogLevel,
+  SinkCollectorOptions,
+} from './collector.js';
+export { openStoreSink } from './store-sink.js';
+export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
+export type { PackedItems } from './packed.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
 export type { HttpLimits } from './http-limits.js';
 export { limits, telemetryTypes, validateEnvelope } from './contracts.js';
