@@ -9,7 +9,7 @@ import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter } from './usage.js';
+import { createUsageRouter, type UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -25,6 +25,8 @@ export interface AppOptions {
   usage?: UsageQueries;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
   analytics?: AnalyticsQueries;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
+  usageSource?: UsageSource;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
 }
@@ -184,6 +186,7 @@ export function createApp(options: AppOptions) {
         verify,
         queries: options.usage,
         analytics: options.analytics,
+        source: options.usageSource,
         isVerifiedUser,
         dpop,
       }),

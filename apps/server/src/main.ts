@@ -1,9 +1,23 @@
 #!/usr/bin/env node
-import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
+import {
+  createCollector,
+  createLogAnalyticsQueries,
+  defaultHttpLimits,
+  logAnalyticsRunner,
+  openRelaySink,
+  openStoreSink,
+  teeSink,
+  type AnalyticsQueries,
+  type Collector,
+  type CollectorFront,
+  type Logger,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { listen } from './listen.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
+import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -33,8 +47,9 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const collector = await createCollector({
-    dataDir: config.collector.dataDir,
+  const log: Logger = (level, message) =>
+    (level === 'info' ? console.info : console.warn)(`collector: ${message}`);
+  const front = {
     instrumentationKeys: config.collector.instrumentationKeys,
     allowedOrigins: [config.publicOrigin],
     retentionDays: config.collector.retentionDays,
@@ -43,20 +58,68 @@ async function main() {
       ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
       : {}),
     maxItemsPerRequest: config.collector.maxItemsPerRequest,
-    maxStoreBytes: config.collector.maxStoreBytes,
     // The same client address Express's `trust proxy` gives the rest of the app.
     trustProxy: config.trustProxy,
-    log: (level, message) => (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
-  });
+    log,
+  };
+  const { relay, logAnalytics } = config.telemetry;
+  let collector: CollectorFront;
+  let local: Pick<Collector, 'usage' | 'analytics'> | undefined;
+  if (relay) {
+    // The browser sends to this origin; what the collector accepts goes to Azure (docs/azure.md).
+    const relaySink = await openRelaySink({
+      connectionString: relay.connectionString,
+      dataDir: config.collector.dataDir,
+      maxBytes: relay.maxBytes,
+      maxRetryMs: relay.maxRetryMs,
+      log,
+    });
+    const copy = relay.localCopy
+      ? await openStoreSink({
+          dataDir: config.collector.dataDir,
+          maxStoreBytes: config.collector.maxStoreBytes,
+          retentionDays: config.collector.retentionDays,
+          log,
+        })
+      : undefined;
+    collector = await createCollector({ ...front, sink: copy ? teeSink(relaySink, copy) : relaySink });
+    local = copy;
+  } else {
+    const embedded = await createCollector({
+      ...front,
+      dataDir: config.collector.dataDir,
+      maxStoreBytes: config.collector.maxStoreBytes,
+    });
+    collector = embedded;
+    local = embedded;
+  }
   closers.push(() => collector.close());
+
+  // The dashboard's source: the workspace when one is configured, else the local store (if any).
+  let usage: UsageQueries | undefined = local?.usage;
+  let analytics: AnalyticsQueries | undefined = local?.analytics;
+  let source: UsageSource | undefined = local ? { kind: 'local' } : undefined;
+  if (logAnalytics) {
+    const workspace = createLogAnalyticsQueries(
+      await logAnalyticsRunner({
+        workspaceId: logAnalytics.workspaceId,
+        ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
+      }),
+      { resourceId: logAnalytics.resourceId },
+    );
+    usage = workspace.usage;
+    analytics = workspace.analytics;
+    source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
+  }
 
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector,
-    usage: collector.usage,
-    analytics: collector.analytics,
+    ...(usage ? { usage } : {}),
+    ...(analytics ? { analytics } : {}),
+    ...(source ? { usageSource: source } : {}),
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.

@@ -15,8 +15,12 @@ export class LogAnalyticsError extends Error {
 
 export interface LogAnalyticsOptions {
   workspaceId: string;
-  /** A Microsoft Entra credential (DefaultAzureCredential, a managed identity); needs "Log Analytics Reader". */
-  credential: TokenCredential;
+  /**
+   * A Microsoft Entra credential with the workspace's "Log Analytics Reader" role. Default:
+   * DefaultAzureCredential (a managed identity on Azure, AZURE_CLIENT_ID picking a user-assigned one;
+   * else workload identity, the environment's service principal, or a developer's Azure CLI sign-in).
+   */
+  credential?: TokenCredential;
   /** The query API's base URL. Default: Azure public cloud's, https://api.loganalytics.io/v1. */
   endpoint?: string;
   /** How long one query may take, client side. Default 30 s (the service also stops at this). */
@@ -38,7 +42,8 @@ export async function logAnalyticsRunner(options: LogAnalyticsOptions): Promise<
   // Loaded only when a workspace is configured: the Azure SDK is not needed otherwise.
   const { LogsQueryClient, LogsQueryResultStatus } = await import('@azure/monitor-query-logs');
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const client = new LogsQueryClient(options.credential, {
+  const credential = options.credential ?? new (await import('@azure/identity')).DefaultAzureCredential();
+  const client = new LogsQueryClient(credential, {
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     retryOptions: { maxRetries: options.maxRetries ?? 2, maxRetryDelayInMs: 10_000 },
     ...(options.ca ? { tlsOptions: { ca: options.ca } } : {}),

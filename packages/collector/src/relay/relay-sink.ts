@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Logger } from '../collector.js';
-import type { PackedItems } from '../packed.js';
+import type { ItemSink } from '../store-sink.js';
 import { ingestionTarget } from './connection-string.js';
 import { relayItems } from './envelopes.js';
 import { Forwarder, type ForwarderOptions, type RelayStats } from './forwarder.js';
@@ -9,14 +9,9 @@ import { Outbox } from './outbox.js';
 /**
  * The relay as the collector's sink (docs/decisions/0041): what the front accepted goes to an on-disk
  * outbox, durable before the sender is answered, and from there to the connection string's ingestion
- * endpoint (forwarder.ts). Structurally an ItemSink (store-sink.ts).
+ * endpoint (forwarder.ts).
  */
-export interface RelaySink {
-  append(items: PackedItems): Promise<void>;
-  hasRoom(count: number): boolean;
-  backlog(): number;
-  full(): string | undefined;
-  close(): Promise<void>;
+export interface RelaySink extends ItemSink {
   /** What the forwarding has done so far. */
   stats(): RelayStats & { pending: number; outboxBytes: number };
 }
@@ -70,10 +65,7 @@ export async function openRelaySink(options: RelaySinkOptions): Promise<RelaySin
 }
 
 /** A sink that appends to `first`, then `second` (the relay, then the local copy), answering once both hold the items. */
-export function teeSink<A extends Omit<RelaySink, 'stats'>, B extends Omit<RelaySink, 'stats'>>(
-  first: A,
-  second: B,
-): Omit<RelaySink, 'stats'> {
+export function teeSink(first: ItemSink, second: ItemSink): ItemSink {
   return {
     // In turn, not at once: if the first fails, nothing went to the second; if the second fails, the
     // sender resends, and the first (which de-duplicates by item identity) takes nothing twice.
