@@ -53,18 +53,35 @@ export function accountBySub(sub: string): DemoAccount | undefined {
   return DEMO_ACCOUNTS.find((account) => account.sub === sub);
 }
 
-/** oidc-provider's findAccount: it filters these claims by the granted scopes (see `claims` in the configuration). */
-export const findAccount: FindAccount = (_ctx, sub): Account | undefined => {
-  const account = accountBySub(sub);
-  if (!account) return undefined;
-  return {
-    accountId: account.sub,
-    claims: () => ({
-      sub: account.sub,
-      name: account.name,
-      email: account.email,
-      email_verified: account.email_verified,
-      roles: [...account.roles],
-    }),
+/**
+ * The account's roles under `claim`: `roles` as a top-level array, or nested along a dotted path
+ * (`realm_access.roles` -> `{ realm_access: { roles } }`), where Keycloak puts them.
+ */
+export function rolesClaims(account: DemoAccount, claim: string): Record<string, unknown> {
+  const place = (path: string[]): unknown => {
+    const [first, ...rest] = path;
+    return first === undefined ? [...account.roles] : { [first]: place(rest) };
   };
-};
+  return place(claim.split('.')) as Record<string, unknown>;
+}
+
+/**
+ * oidc-provider's findAccount: it filters these claims by the granted scopes (see `claims` in the
+ * configuration). Roles are under `rolesClaim` (default `roles`).
+ */
+export function accountFinder(rolesClaim = 'roles'): FindAccount {
+  return (_ctx, sub): Account | undefined => {
+    const account = accountBySub(sub);
+    if (!account) return undefined;
+    return {
+      accountId: account.sub,
+      claims: () => ({
+        sub: account.sub,
+        name: account.name,
+        email: account.email,
+        email_verified: account.email_verified,
+        ...rolesClaims(account, rolesClaim),
+      }),
+    };
+  };
+}

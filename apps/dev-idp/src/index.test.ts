@@ -160,6 +160,25 @@ describe('authorization code flow with PKCE', () => {
     expect(decodeJwt(tokens.access_token)).toMatchObject({ sub: 'admin', roles: ['admin', 'member'] });
   });
 
+  it('puts the roles where Keycloak does when asked (rolesClaim realm_access.roles)', async () => {
+    const keycloakLike = await startDevIdp({
+      port: 0,
+      appOrigin: APP_ORIGIN,
+      rolesClaim: 'realm_access.roles',
+      log: () => undefined,
+    });
+    try {
+      const { tokens } = await signInForTokens(keycloakLike.issuer, 'admin');
+      for (const token of [tokens.id_token, tokens.access_token]) {
+        const claims = decodeJwt(token);
+        expect(claims).toMatchObject({ realm_access: { roles: ['admin', 'member'] } });
+        expect(claims).not.toHaveProperty('roles');
+      }
+    } finally {
+      await keycloakLike.close();
+    }
+  });
+
   it('answers userinfo for the API access token, with the ID token subject', async () => {
     const { tokens } = await signInForTokens(idp.issuer, 'alice');
     const response = await fetch(`${idp.issuer}/me`, {

@@ -35,6 +35,8 @@ export interface DevIdpOptions {
   introspectionClient?: { client_id: string; client_secret: string };
   /** Offer DPoP-bound tokens (RFC 9449); `false` plays a provider without DPoP. Default true. */
   dpop?: boolean;
+  /** Where tokens carry the roles: `roles` (default), or a dotted path such as Keycloak's `realm_access.roles`. */
+  rolesClaim?: string;
   /** Mounts POST/GET /__test/misbehave (with the secret below in a header); default false. */
   testControls?: boolean;
   /**
@@ -61,6 +63,7 @@ function describe(options: {
   testControls: { secret: string; generated: boolean } | undefined;
   opaque: boolean;
   dpop: boolean;
+  rolesClaim: string;
 }): string[] {
   return [
     '*** Gatehouse dev-idp: a LOCAL OpenID Provider for DEVELOPMENT AND TESTS ONLY. ***',
@@ -71,6 +74,7 @@ function describe(options: {
     `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
     ...(options.opaque ? ['Access tokens: opaque (check them through userinfo or introspection)'] : []),
     ...(options.dpop ? [] : ['DPoP:          off (bearer tokens only)']),
+    ...(options.rolesClaim === 'roles' ? [] : [`Roles claim:   ${options.rolesClaim}`]),
     ...(options.testControls
       ? [
           `Test controls: ENABLED at ${options.issuer}${TEST_CONTROL_PATH}, with the header ${TEST_CONTROL_SECRET_HEADER}: ` +
@@ -149,6 +153,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       accessTokenFormat: options.accessTokenFormat ?? 'jwt',
       introspectionClient: options.introspectionClient,
       dpop: options.dpop ?? true,
+      ...(options.rolesClaim ? { rolesClaim: options.rolesClaim } : {}),
     });
     if (controls) provider.use(controls.middleware());
 
@@ -165,6 +170,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       testControls,
       opaque: options.accessTokenFormat === 'opaque',
       dpop: options.dpop ?? true,
+      rolesClaim: options.rolesClaim ?? 'roles',
     }))
       log(line);
   } catch (error) {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 
-import { accountBySub, findAccount } from './accounts.js';
+import { accountBySub, accountFinder, rolesClaims } from './accounts.js';
 import { interactionRoutes } from './interactions.js';
 import type { SigningKey } from './keys.js';
 import { LONG_COOKIE, logoutSource } from './logout.js';
@@ -42,6 +42,11 @@ export interface ProviderSettings {
    * proofs gets sender-constrained tokens; `false` plays a provider without DPoP. Default true.
    */
   dpop?: boolean;
+  /**
+   * Where tokens and userinfo carry the roles: `roles` (default), or a dotted path such as
+   * `realm_access.roles`, where Keycloak puts them.
+   */
+  rolesClaim?: string;
 }
 
 /** Scopes the Gatehouse API accepts; the access token's scope is the requested scopes filtered to these. */
@@ -50,6 +55,9 @@ const API_SCOPES = 'openid profile email';
 export function createProvider(settings: ProviderSettings): Provider {
   const { appOrigin, clientId, apiResource, signingKey, tokenTtlSeconds, introspectionClient } = settings;
   const opaque = settings.accessTokenFormat === 'opaque';
+  const rolesClaim = settings.rolesClaim ?? 'roles';
+  /** The top-level claim that holds the roles (`realm_access` for `realm_access.roles`). */
+  const rolesRoot = rolesClaim.split('.')[0] ?? 'roles';
   const redirectUri = `${appOrigin}/callback`;
 
   const bridge = new UserinfoBridge(() => provider, {
@@ -96,12 +104,12 @@ export function createProvider(settings: ProviderSettings): Provider {
     claims: {
       openid: ['sub'],
       // Gatehouse reads roles with the profile scope; no extra scope to request.
-      profile: ['name', 'roles'],
+      profile: ['name', rolesRoot],
       email: ['email', 'email_verified'],
     },
     // Put every granted claim in the ID token, not only in userinfo.
     conformIdTokenClaims: false,
-    findAccount,
+    findAccount: accountFinder(rolesClaim),
     pkce: { required: () => true },
     clientBasedCORS: (_ctx, origin, client) => client.clientId === clientId && origin === appOrigin,
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
@@ -132,7 +140,7 @@ export function createProvider(settings: ProviderSettings): Provider {
     rotateRefreshToken: true,
     extraTokenClaims: (_ctx, token) => {
       const account = 'accountId' in token ? accountBySub(token.accountId) : undefined;
-      return account ? { roles: [...account.roles] } : undefined;
+      return account ? rolesClaims(account, rolesClaim) : undefined;
     },
     formats: { customizers: { jwt: (_ctx, token) => bridge.rememberTwin(token) } },
     ttl: {

@@ -97,6 +97,10 @@ const envSchema = z
     HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+    // SIGTERM: readiness fails at once, the listener stays open SHUTDOWN_DELAY_SECONDS (for the balancer
+    // to see it), then in-flight requests get up to SHUTDOWN_TIMEOUT_SECONDS to finish.
+    SHUTDOWN_DELAY_SECONDS: z.coerce.number().int().min(0).max(300).default(0),
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
     TELEMETRY_USER_ID_SECRET: optionalText.pipe(
       z
         .string()
@@ -121,6 +125,10 @@ const envSchema = z
     DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
     DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
     DEV_IDP_DPOP: z.enum(['on', 'off']).default('on'),
+    DEV_IDP_ROLES_CLAIM: z
+      .string()
+      .regex(/^[\w-]+(\.[\w-]+)*$/, 'must be a claim name or a dotted path such as realm_access.roles')
+      .default('roles'),
   })
   .superRefine((env, ctx) => {
     if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
@@ -248,6 +256,8 @@ export interface ServerConfig {
     accessTokenFormat: 'jwt' | 'opaque';
     /** Whether the bundled provider offers DPoP (it then binds the tokens of clients that send proofs). */
     dpop: boolean;
+    /** Where the bundled provider puts the roles (`realm_access.roles`: as Keycloak does). */
+    rolesClaim: string;
   };
   telemetry: {
     /**
@@ -277,6 +287,13 @@ export interface ServerConfig {
      * Undefined: a key kept in the data directory, made on first start.
      */
     userIdSecrets: string[] | undefined;
+  };
+  /** How a SIGTERM or SIGINT drains the process (docs/replicas.md). */
+  shutdown: {
+    /** Readiness fails this long before the listener closes, so balancers stop sending first. */
+    delayMs: number;
+    /** What requests in flight get to finish before their connections are cut. */
+    timeoutMs: number;
   };
   /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
   http: {
@@ -355,6 +372,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
       accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
       dpop: e.DEV_IDP_DPOP === 'on',
+      rolesClaim: e.DEV_IDP_ROLES_CLAIM,
     },
     telemetry: {
       connectionString:
@@ -381,6 +399,10 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
         : undefined,
       consent: e.TELEMETRY_CONSENT,
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
+    },
+    shutdown: {
+      delayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
+      timeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
     http: {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,

@@ -15,7 +15,9 @@ import {
 } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { Readiness } from './health.js';
 import { listen } from './listen.js';
+import { trackRequests } from './shutdown.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 import type { UsageSource } from './usage.js';
 
@@ -35,6 +37,7 @@ async function main() {
       testControls: config.devIdp.testControls,
       accessTokenFormat: config.devIdp.accessTokenFormat,
       dpop: config.devIdp.dpop,
+      rolesClaim: config.devIdp.rolesClaim,
       ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
       ...(config.devIdp.testControlsSecret === undefined
         ? {}
@@ -112,6 +115,14 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
+  const readiness = new Readiness({
+    onChange: (name, state, reason) =>
+      (state === 'ok' ? console.info : console.warn)(
+        `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
+      ),
+  });
+  readiness.add('store', () => collector.ready());
+
   const app = createApp({
     config,
     authority,
@@ -121,16 +132,11 @@ async function main() {
     ...(analytics ? { analytics } : {}),
     ...(source ? { usageSource: source } : {}),
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
+    readiness,
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
-  closers.unshift(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
+  const requests = trackRequests(server);
 
   console.info(`Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`);
   console.info(
@@ -140,12 +146,30 @@ async function main() {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C: do not wait for the requests in flight (the store is still flushed).
+      console.info(`${signal} received again: cutting ${requests.inFlight} requests in flight.`);
+      requests.cut();
+      return;
+    }
     stopping = true;
-    console.info(`${signal} received: stopping.`);
-    // In order: stop taking requests, then close what they used (the collector flushes its store).
+    const { delayMs, timeoutMs } = config.shutdown;
+    console.info(
+      `${signal} received: draining (readiness fails now; the listener closes in ${delayMs / 1000} s, ` +
+        `requests in flight get ${timeoutMs / 1000} s).`,
+    );
+    // In order: fail readiness, let the balancer notice, stop taking connections and finish the
+    // requests in flight, then close what they used (the collector flushes its store).
+    readiness.drain();
     void (async () => {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const { cut } = await requests.drain(timeoutMs);
+      if (cut > 0)
+        console.warn(
+          `shutdown: ${cut} requests were still in flight after ${timeoutMs / 1000} s and were cut.`,
+        );
       for (const close of closers) await close().catch((error: unknown) => console.warn(String(error)));
+      console.info('stopped.');
       process.exit(0);
     })();
   };

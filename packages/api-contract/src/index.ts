@@ -13,6 +13,7 @@ export type { ErrorBody, ErrorCode } from './errors.js';
 export { apiUserSchema, telemetryUserSchema, tokenChecks } from './me.js';
 export type { ApiUser, TelemetryUser, TokenCheck } from './me.js';
 export { createOpenApiDocument } from './openapi.js';
+export { readRoles } from './roles.js';
 export type { OpenApiDocument } from './openapi.js';
 export * from './usage.js';
 export * from './analytics.js';

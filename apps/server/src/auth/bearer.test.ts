@@ -3,13 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
 import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTokenVerifier,
-  readRoles,
-  requireAccessToken,
-  type ApiUser,
-  type TokenVerifier,
-} from './bearer.js';
+import { createTokenVerifier, requireAccessToken, type ApiUser, type TokenVerifier } from './bearer.js';
 import { createDpopVerifier, DpopNonces } from './dpop.js';
 import type { IntrospectionClient } from './opaque-token.js';
 import { makeDpopKey, makeDpopProof, type DpopKey } from '../test-support/dpop-proof.js';
@@ -135,16 +129,6 @@ describe('requireAccessToken', () => {
   it('answers 403 when the role is missing, and lets the role in', async () => {
     expect((await call('/admin', `Bearer ${await token()}`)).status).toBe(403);
     expect((await call('/admin', `Bearer ${await token({ roles: ['admin'] })}`)).status).toBe(200);
-  });
-});
-
-describe('readRoles', () => {
-  it('reads a top-level claim, a dotted path, or a single string', () => {
-    expect(readRoles({ roles: ['a', 'b', 3] }, 'roles')).toEqual(['a', 'b']);
-    expect(readRoles({ realm_access: { roles: ['admin'] } }, 'realm_access.roles')).toEqual(['admin']);
-    expect(readRoles({ 'https://example.com/roles': ['x'] }, 'https://example.com/roles')).toEqual(['x']);
-    expect(readRoles({ role: 'admin' }, 'role')).toEqual(['admin']);
-    expect(readRoles({}, 'roles')).toEqual([]);
   });
 });
 

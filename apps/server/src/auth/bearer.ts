@@ -1,4 +1,4 @@
-import { errorBody, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
+import { errorBody, readRoles, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   createRemoteJWKSet,
@@ -241,26 +241,6 @@ function describe(error: unknown, audience: string): string {
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The access token signature is invalid';
   if (error instanceof errors.JWKSNoMatchingKey) return 'The access token is signed with an unknown key';
   return 'The access token is malformed';
-}
-
-/**
- * Roles from the configured claim: a top-level claim by that exact name (Auth0 uses URLs with dots),
- * otherwise a dotted path into nested claims (Keycloak: `realm_access.roles`). A single string counts
- * as one role.
- */
-export function readRoles(payload: Record<string, unknown>, claim: string): string[] {
-  let value: unknown = payload[claim];
-  if (value === undefined) {
-    value = claim
-      .split('.')
-      .reduce<unknown>(
-        (node, key) =>
-          node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined,
-        payload,
-      );
-  }
-  if (typeof value === 'string') return [value];
-  return Array.isArray(value) ? value.filter((role): role is string => typeof role === 'string') : [];
 }
 
 const REALM = 'realm="gatehouse"';

@@ -34,14 +34,18 @@ const config = {
   extraQueryParams: {},
 };
 
-function newSession(href = 'http://localhost:3000/', tokenStore: 'session' | 'memory' = 'session') {
+function newSession(
+  href = 'http://localhost:3000/',
+  tokenStore: 'session' | 'memory' = 'session',
+  rolesClaim = config.rolesClaim,
+) {
   const environment = {
     location: { origin: 'http://localhost:3000', href, assign: vi.fn<(url: string) => void>() },
     replaceUrl: vi.fn<(url: string) => void>(),
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
   };
-  return Object.assign(new OidcSession({ ...config, tokenStore }, environment), { environment });
+  return Object.assign(new OidcSession({ ...config, tokenStore, rolesClaim }, environment), { environment });
 }
 
 /**
@@ -115,6 +119,35 @@ function provider({
   vi.stubGlobal('fetch', fetch);
   return { fetch };
 }
+
+describe("the signed-in user's roles", () => {
+  const storeUser = (profile: Record<string, unknown>) =>
+    window.sessionStorage.setItem(
+      'gatehouse.session',
+      new User({
+        id_token: 'id.token.value',
+        access_token: 'at',
+        token_type: 'Bearer',
+        scope: config.scope,
+        profile: { sub: 'ada', iss: AUTHORITY, aud: 'gatehouse', exp: 0, iat: 0, ...profile },
+        expires_at: Math.floor(Date.now() / 1000) + 300,
+      }).toStorageString(),
+    );
+
+  it('are read along the configured dotted path, as the API reads them (Keycloak)', async () => {
+    storeUser({ realm_access: { roles: ['admin', 'member'] }, roles: ['not-this'] });
+    const session = newSession(undefined, undefined, 'realm_access.roles');
+    await session.start();
+    expect(session.getState()).toMatchObject({ user: { roles: ['admin', 'member'] } });
+  });
+
+  it('count a single string as one role', async () => {
+    storeUser({ roles: 'admin' });
+    const session = newSession();
+    await session.start();
+    expect(session.getState()).toMatchObject({ user: { roles: ['admin'] } });
+  });
+});
 
 describe('OidcSession.completeSignIn', () => {
   it('processes the callback exactly once under React StrictMode', async () => {

@@ -1,3 +1,4 @@
+import { readRoles } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
 import {
   ErrorResponse,
@@ -547,14 +548,13 @@ export class OidcSession implements AuthSession {
 
   private describe(user: User): AuthUser {
     const profile = user.profile as Record<string, unknown>;
-    const roles = profile[this.config.rolesClaim];
     const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
     return {
       issuer: this.config.authority,
       sub: user.profile.sub,
       name: text(profile.name) ?? text(profile.preferred_username) ?? text(profile.email) ?? user.profile.sub,
       email: text(profile.email),
-      roles: Array.isArray(roles) ? roles.filter((role): role is string => typeof role === 'string') : [],
+      roles: readRoles(profile, this.config.rolesClaim),
       expiresAt: user.expires_at ?? 0,
       renewsAt: this.renewal.renewsAt,
     };

@@ -76,6 +76,9 @@ export function teeSink(first: ItemSink, second: ItemSink): ItemSink {
     hasRoom: (count) => first.hasRoom(count) && second.hasRoom(count),
     backlog: () => Math.max(first.backlog(), second.backlog()),
     full: () => first.full() ?? second.full(),
+    async ready() {
+      return ((await first.ready?.()) ?? true) && ((await second.ready?.()) ?? true);
+    },
     async close() {
       await Promise.all([first.close(), second.close()]);
     },
