@@ -9,6 +9,7 @@ import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import { Readiness } from './health.js';
+import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter, type UsageSource } from './usage.js';
 
@@ -18,7 +19,8 @@ export interface AppOptions {
   authority: string;
   /** The built SPA (apps/web/dist). */
   webRoot: URL;
-  log?: (line: string) => void;
+  /** Where the access log and errors go (log.ts); default: nowhere. */
+  logger?: Logger;
   fetchImpl?: typeof fetch;
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
@@ -84,12 +86,12 @@ export function embedJson(value: unknown): string {
 
 export function createApp(options: AppOptions) {
   const { config, authority } = options;
-  const log = options.log ?? ((line: string) => console.info(line));
+  const logger = options.logger ?? silentLogger;
   const metadata = new ProviderMetadataCache(authority, options.fetchImpl);
   // Learn the provider's endpoints early, for the Content-Security-Policy; failure is retried later.
   metadata
     .get()
-    .catch((error: unknown) => log(`warning: identity provider discovery failed: ${String(error)}`));
+    .catch((error: unknown) => logger.warn(`identity provider discovery failed: ${String(error)}`));
   const verify = createTokenVerifier({
     issuer: authority,
     audience: config.oidc.audience,
@@ -114,16 +116,25 @@ export function createApp(options: AppOptions) {
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
 
-  // Access log: method, path and status only; a query string can carry an authorization code. The path
-  // is read now, as routers rewrite req.path (`/me` inside the /api router); a refusal says why.
+  // Access log: method, path and status only; a query string can carry an authorization code, and no
+  // header is logged (Authorization, DPoP, cookies). The path is read now, as routers rewrite req.path
+  // (`/me` inside the /api router); a refusal says why. Every line about a request carries its id (the
+  // balancer's X-Request-Id when safe, echoed back) and the W3C trace id when the request has one.
   app.use((req, res, next) => {
     const started = performance.now();
     const path = req.path;
+    const ids = { reqId: requestId(req), traceId: traceId(req) };
+    res.locals.logIds = ids;
+    res.set('X-Request-Id', ids.reqId);
     res.on('finish', () => {
       // Accepted telemetry batches arrive every few seconds per visitor: only their failures are news.
       if (res.statusCode < 300 && (INGESTION_PATH.test(path) || PROBE_PATHS.has(path))) return;
-      const reason = typeof res.locals.authFailure === 'string' ? ` (${res.locals.authFailure})` : '';
-      log(`${req.method} ${path} ${res.statusCode} ${Math.round(performance.now() - started)}ms${reason}`);
+      const reason = typeof res.locals.authFailure === 'string' ? res.locals.authFailure : undefined;
+      const ms = Math.round(performance.now() - started);
+      logger[res.statusCode >= 500 ? 'warn' : 'info'](
+        { ...ids, method: req.method, path, status: res.statusCode, ms, reason },
+        `${req.method} ${path} ${res.statusCode} ${ms}ms${reason ? ` (${reason})` : ''}`,
+      );
     });
     next();
   });
@@ -260,8 +271,7 @@ export function createApp(options: AppOptions) {
   const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
     const status =
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
-    if (status >= 500)
-      log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (status >= 500) logger.error({ ...res.locals.logIds, err: error }, String(error));
     // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
     res
       .status(status)

@@ -1,5 +1,6 @@
 import { parseConnectionString } from '@gatehouse/collector';
 import { z } from 'zod';
+import { LOG_LEVELS, type LogLevelName } from './log.js';
 
 export { parseConnectionString };
 
@@ -99,6 +100,7 @@ const envSchema = z
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
     // SIGTERM: readiness fails at once, the listener stays open SHUTDOWN_DELAY_SECONDS (for the balancer
     // to see it), then in-flight requests get up to SHUTDOWN_TIMEOUT_SECONDS to finish.
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     SHUTDOWN_DELAY_SECONDS: z.coerce.number().int().min(0).max(300).default(0),
     SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
     TELEMETRY_USER_ID_SECRET: optionalText.pipe(
@@ -288,6 +290,8 @@ export interface ServerConfig {
      */
     userIdSecrets: string[] | undefined;
   };
+  /** The least severe log lines written (pino's levels; `silent` writes none). */
+  logLevel: LogLevelName;
   /** How a SIGTERM or SIGINT drains the process (docs/replicas.md). */
   shutdown: {
     /** Readiness fails this long before the listener closes, so balancers stop sending first. */
@@ -400,6 +404,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       consent: e.TELEMETRY_CONSENT,
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
+    logLevel: e.LOG_LEVEL,
     shutdown: {
       delayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
       timeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,

@@ -17,6 +17,7 @@ import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
+import { createLogger } from './log.js';
 import { trackRequests } from './shutdown.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 import type { UsageSource } from './usage.js';
@@ -24,6 +25,7 @@ import type { UsageSource } from './usage.js';
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
   const config = loadConfig(process.env);
+  const logger = createLogger(config.logLevel);
   const closers: Array<() => Promise<void>> = [];
   let authority = config.oidc.authority;
 
@@ -37,6 +39,7 @@ async function main() {
       testControls: config.devIdp.testControls,
       accessTokenFormat: config.devIdp.accessTokenFormat,
       dpop: config.devIdp.dpop,
+      log: (line) => logger.info({ component: 'dev-idp' }, line),
       rolesClaim: config.devIdp.rolesClaim,
       ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
       ...(config.devIdp.testControlsSecret === undefined
@@ -50,8 +53,7 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const log: Logger = (level, message) =>
-    (level === 'info' ? console.info : console.warn)(`collector: ${message}`);
+  const log: Logger = (level, message) => logger[level]({ component: 'collector' }, message);
   const front = {
     instrumentationKeys: config.collector.instrumentationKeys,
     allowedOrigins: [config.publicOrigin],
@@ -117,7 +119,8 @@ async function main() {
 
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
-      (state === 'ok' ? console.info : console.warn)(
+      logger[state === 'ok' ? 'info' : 'warn'](
+        { component: 'readiness', check: name, state, reason },
         `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
       ),
   });
@@ -133,28 +136,32 @@ async function main() {
     ...(source ? { usageSource: source } : {}),
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
+    logger,
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
   const requests = trackRequests(server);
 
-  console.info(`Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`);
-  console.info(
-    `Identity provider: ${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`,
-  );
-  console.info('Press Ctrl-C to stop.');
+  const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
+  const provider = `${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`;
+  if (process.stdout.isTTY) {
+    // `npm start` in a terminal: a banner for the person who typed it.
+    console.info(`${running}\nIdentity provider: ${provider}\nPress Ctrl-C to stop.`);
+  } else {
+    logger.info({ publicOrigin: config.publicOrigin, port: config.port, authority }, running);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C: do not wait for the requests in flight (the store is still flushed).
-      console.info(`${signal} received again: cutting ${requests.inFlight} requests in flight.`);
+      logger.warn(`${signal} received again: cutting ${requests.inFlight} requests in flight.`);
       requests.cut();
       return;
     }
     stopping = true;
     const { delayMs, timeoutMs } = config.shutdown;
-    console.info(
+    logger.info(
       `${signal} received: draining (readiness fails now; the listener closes in ${delayMs / 1000} s, ` +
         `requests in flight get ${timeoutMs / 1000} s).`,
     );
@@ -164,12 +171,15 @@ async function main() {
     void (async () => {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const { cut } = await requests.drain(timeoutMs);
-      if (cut > 0)
-        console.warn(
+      if (cut > 0) {
+        logger.warn(
           `shutdown: ${cut} requests were still in flight after ${timeoutMs / 1000} s and were cut.`,
         );
-      for (const close of closers) await close().catch((error: unknown) => console.warn(String(error)));
-      console.info('stopped.');
+      }
+      for (const close of closers) {
+        await close().catch((error: unknown) => logger.warn({ err: error }, `shutdown: ${String(error)}`));
+      }
+      logger.info('stopped.');
       process.exit(0);
     })();
   };

@@ -46,7 +46,6 @@ beforeAll(async () => {
     instrumentationKeys: [IKEY],
     allowedOrigins: [],
     retentionDays: 0,
-    log: () => undefined,
   });
   const config = loadConfig({
     OIDC_AUTHORITY: issuer,
@@ -58,7 +57,6 @@ beforeAll(async () => {
     config,
     authority: issuer,
     webRoot: pathToFileURL(`${dir}/`),
-    log: () => undefined,
     collector,
     usage: collector.usage,
     analytics: collector.analytics,

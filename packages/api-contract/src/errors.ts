@@ -14,8 +14,13 @@ export const errorCodes = {
   invalid_dpop_proof: 'The DPoP proof does not hold for this request.',
   /** RFC 9449, 9: the proof must carry the nonce in this answer's `DPoP-Nonce` header; send it again. */
   use_dpop_nonce: 'Send the request again with the nonce the API gave.',
-  /** Too many DPoP proofs are being remembered to tell replays apart: try again shortly. */
+  /**
+   * The DPoP replay check cannot be made now (too many proofs remembered, or the shared store does not
+   * answer): try again shortly.
+   */
   temporarily_unavailable: 'The API is busy; try again shortly.',
+  /** One DPoP key sent more proofs in the window than a client needs: wait for `Retry-After`. */
+  too_many_requests: 'Too many requests with this key; wait as Retry-After says, then try again.',
   /** RFC 6750, 3.1 `insufficient_scope`, told apart as a role the caller lacks. */
   forbidden: 'The caller lacks a role this endpoint needs.',
   invalid_request: 'A parameter is invalid; the message names each bad one.',

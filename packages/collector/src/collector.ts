@@ -5,7 +5,7 @@ import { countItems } from './count-items.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { selectPacked, type PackedItems } from './packed.js';
-import { RateLimits } from './rate-limit.js';
+import { RateLimits, type RateLimiter } from './rate-limit.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
 import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
@@ -36,6 +36,11 @@ export interface CollectorFrontOptions {
   maxItemsPerSecond?: number;
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
+  /**
+   * Buckets of the caller's (shared by every replica through Redis) instead of this process's; the two
+   * rates above are then the caller's to apply.
+   */
+  rateLimiter?: RateLimiter;
   /**
    * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
    * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
@@ -212,10 +217,11 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
   const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
   const origins = new Set(options.allowedOrigins);
-  const rateLimits =
-    options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
+  const rateLimits: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
-      : undefined;
+      : undefined);
   const retentionDays = options.retentionDays ?? 90;
   const ingest = startIngest(
     {
@@ -333,7 +339,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     let stored = result.accepted;
     let answer: BreezeResponse | undefined;
     if (accepted > 0 && rateLimits) {
-      const { granted, retryAfter } = rateLimits.grant(source(req), accepted);
+      const { granted, retryAfter } = await rateLimits.grant(source(req), accepted);
       const wait = { ...headers, 'Retry-After': String(retryAfter) };
       if (granted === 0) {
         send(res, 429, retryLater(received, errors, 429, TOO_MANY), wait);

@@ -12,6 +12,8 @@ export type {
 export { openStoreSink } from './store-sink.js';
 export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
 export type { PackedItems } from './packed.js';
+export { RateLimits } from './rate-limit.js';
+export type { Grant, RateLimiter } from './rate-limit.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
 export type { HttpLimits } from './http-limits.js';
 export { limits, telemetryTypes, validateEnvelope } from './contracts.js';

@@ -22,7 +22,8 @@ import {
   DPOP_ALGORITHMS,
   DpopNonceError,
   DpopProofError,
-  DpopReplayCacheFullError,
+  DpopReplayCheckUnavailableError,
+  DpopTooManyProofsError,
   type DpopNonces,
   type DpopVerifier,
 } from './dpop.js';
@@ -343,8 +344,18 @@ export function requireAccessToken(
       res.locals.accessToken = token;
       next();
     } catch (error) {
-      if (error instanceof DpopReplayCacheFullError) {
+      if (error instanceof DpopReplayCheckUnavailableError) {
+        res.locals.authFailure = error.message;
         res.set('Retry-After', '5').status(503).json(errorBody(error.code, error.message));
+        return;
+      }
+      if (error instanceof DpopTooManyProofsError) {
+        // This key only: every other key's requests go on (issue 24).
+        res.locals.authFailure = error.message;
+        res
+          .set('Retry-After', String(error.retryAfterSeconds))
+          .status(429)
+          .json(errorBody(error.code, error.message));
         return;
       }
       if (!(error instanceof Refusal)) {
