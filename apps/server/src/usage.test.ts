@@ -443,7 +443,6 @@ describe('the usage API over Log Analytics', () => {
       config: { ...config, oidc: { ...config.oidc, rolesClaim: 'realm_access.roles' } },
       authority: issuer,
       webRoot: pathToFileURL(`${dir}/`),
-      log: () => undefined,
       usage: workspace.usage,
       analytics: workspace.analytics,
       usageSource: { kind: 'log-analytics', freshness: () => workspace.freshness() },
