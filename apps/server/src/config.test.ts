@@ -111,6 +111,14 @@ describe('loadConfig', () => {
     ).toEqual({ client_id: 'api', client_secret: 's' });
   });
 
+  it('trusts no proxy unless told, then exactly the number of proxies given (one by default)', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '0' })).toThrow(/TRUST_PROXY_HOPS/);
+  });
+
   it('serves https with a certificate and key, both or neither', () => {
     expect(loadConfig({}).tls).toBeUndefined();
     const config = loadConfig({
@@ -229,6 +237,39 @@ describe('loadConfig', () => {
     expect(changed.http).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 5000, maxConnections: 64 });
     expect(() => loadConfig({ TELEMETRY_MAX_ITEMS_PER_REQUEST: '0' })).toThrow(
       /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
+    );
+  });
+  it('takes the store holder settings of several replicas, and refuses them incomplete or in clear', () => {
+    const token = 'x'.repeat(32);
+    const secret = 'y'.repeat(32);
+    expect(loadConfig({}).collector).toMatchObject({ forwardTo: undefined, token: undefined });
+    const replica = loadConfig({
+      COLLECTOR_URL: 'http://10.0.0.5:3000',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    });
+    expect(replica.collector).toMatchObject({ forwardTo: 'http://10.0.0.5:3000', token });
+    expect(() => loadConfig({ COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_TOKEN: is required when COLLECTOR_URL is set/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: 'short', TELEMETRY_USER_ID_SECRET: secret })).toThrow(
+      /COLLECTOR_TOKEN: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: token })).toThrow(/TELEMETRY_USER_ID_SECRET: is required/);
+    expect(() =>
+      loadConfig({ COLLECTOR_TOKEN: token, TELEMETRY_USER_ID_SECRET: secret, API_DPOP_NONCES: '1' }),
+    ).toThrow(/API_DPOP_NONCE_SECRET: is required/);
+    const production = {
+      NODE_ENV: 'production',
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    };
+    expect(() => loadConfig({ ...production, COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_URL: must use https when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...production, COLLECTOR_URL: 'http://127.0.0.1:3000' }).collector.forwardTo).toBe(
+      'http://127.0.0.1:3000',
     );
   });
 });

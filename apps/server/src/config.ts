@@ -38,6 +38,18 @@ export function isLoopbackHost(hostname: string): boolean {
   );
 }
 
+/**
+ * Adds an issue when `value` is a URL that is neither https nor on a loopback address: what travels to it
+ * (keys, tokens, telemetry) must not cross a network in the clear. Unparsable values are left to the
+ * field's own check.
+ */
+function requireHttps(ctx: z.RefinementCtx, key: string, value: string | undefined, message: string): void {
+  if (value === undefined || !URL.canParse(value)) return;
+  const url = new URL(value);
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return;
+  ctx.addIssue({ code: 'custom', path: [key], message: `${message}; only a loopback address may use http` });
+}
+
 /** Every environment variable the server reads, with its default. Nothing else reads process.env. */
 const envSchema = z
   .object({
@@ -113,7 +125,13 @@ const envSchema = z
         )
         .optional(),
     ),
+    // Several replicas (docs/replicas.md): the one holding the store sets COLLECTOR_TOKEN; the others
+    // set COLLECTOR_URL (the store holder's own address, not the balancer's) and the same token.
+    COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     TRUST_PROXY: flag,
+    // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
     // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
     API_DPOP: z.enum(['allowed', 'required']).default('allowed'),
     API_DPOP_NONCES: flag,
@@ -165,18 +183,14 @@ const envSchema = z
           'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
       });
     }
-    if (production && env.OIDC_AUTHORITY) {
-      const authority = new URL(env.OIDC_AUTHORITY);
-      if (authority.protocol === 'http:' && !isLoopbackHost(authority.hostname)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['OIDC_AUTHORITY'],
-          message:
-            'must use https when NODE_ENV=production (plain http lets anyone on the way replace the ' +
-            "provider's keys and so sign in as anyone); only a loopback address may use http",
-        });
-      }
-    }
+    if (production)
+      requireHttps(
+        ctx,
+        'OIDC_AUTHORITY',
+        env.OIDC_AUTHORITY,
+        "must use https when NODE_ENV=production (plain http lets anyone on the way replace the provider's " +
+          'keys and so sign in as anyone)',
+      );
     if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -198,19 +212,45 @@ const envSchema = z
         message: 'needs TELEMETRY_RELAY=true',
       });
     }
-    const endpoint =
-      env.APPLICATIONINSIGHTS_CONNECTION_STRING &&
-      parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint;
-    if (env.TELEMETRY_RELAY && endpoint && URL.canParse(endpoint)) {
-      const url = new URL(endpoint);
-      if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
-          message: 'IngestionEndpoint must use https for the relay (only a loopback address may use http)',
-        });
-      }
+    if (env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING)
+      requireHttps(
+        ctx,
+        'APPLICATIONINSIGHTS_CONNECTION_STRING',
+        parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint,
+        'IngestionEndpoint must use https for the relay',
+      );
+    if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['COLLECTOR_TOKEN'],
+        message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
+      });
     }
+    if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_USER_ID_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN: every replica must issue and verify the same pseudonymous ' +
+          'user ids, and the key each would otherwise keep in its own data folder would differ',
+      });
+    }
+    if (env.COLLECTOR_TOKEN && env.API_DPOP_NONCES && !env.API_DPOP_NONCE_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_DPOP_NONCE_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
+      });
+    }
+    if (production)
+      requireHttps(
+        ctx,
+        'COLLECTOR_URL',
+        env.COLLECTOR_URL,
+        'must use https when NODE_ENV=production (the collector token and every telemetry item travel ' +
+          'to the store holder)',
+      );
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
     }
@@ -220,7 +260,11 @@ export interface ServerConfig {
   port: number;
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
-  trustProxy: boolean;
+  /**
+   * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed, counted
+   * from the server (TRUST_PROXY_HOPS when TRUST_PROXY is set); 0: none, the connection is the client.
+   */
+  trustProxy: number;
   /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
   dpop: {
     /** `required`: bearer tokens are refused; `allowed`: DPoP-bound and bearer tokens are both taken. */
@@ -317,6 +361,13 @@ export interface ServerConfig {
     maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
     instrumentationKeys: string[];
+    /**
+     * The store holder's base URL: this replica opens no store and forwards to it (docs/decisions/0041).
+     * Undefined: this process holds the store.
+     */
+    forwardTo: string | undefined;
+    /** The secret between replicas and the store holder; set on both sides, or on neither. */
+    token: string | undefined;
   };
 }
 
@@ -353,7 +404,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
   return {
     port: e.PORT,
     publicOrigin,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy: e.TRUST_PROXY ? e.TRUST_PROXY_HOPS : 0,
     dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },
     tls,
     oidc: {
@@ -423,6 +474,8 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
       instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],
+      forwardTo: e.COLLECTOR_URL,
+      token: e.COLLECTOR_TOKEN,
     },
   };
 }

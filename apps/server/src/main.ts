@@ -1,24 +1,12 @@
 #!/usr/bin/env node
-import {
-  createCollector,
-  createLogAnalyticsQueries,
-  defaultHttpLimits,
-  logAnalyticsRunner,
-  openRelaySink,
-  openStoreSink,
-  teeSink,
-  type AnalyticsQueries,
-  type Collector,
-  type CollectorFront,
-  type Logger,
-  type UsageQueries,
-} from '@gatehouse/collector';
+import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
 import { trackRequests } from './shutdown.js';
+import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 import type { UsageSource } from './usage.js';
 
@@ -53,57 +41,15 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const log: Logger = (level, message) => logger[level]({ component: 'collector' }, message);
-  const front = {
-    instrumentationKeys: config.collector.instrumentationKeys,
-    allowedOrigins: [config.publicOrigin],
-    retentionDays: config.collector.retentionDays,
-    ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
-    ...(config.collector.maxItemsPerSecondPerSource
-      ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
-      : {}),
-    maxItemsPerRequest: config.collector.maxItemsPerRequest,
-    // The same client address Express's `trust proxy` gives the rest of the app.
-    trustProxy: config.trustProxy,
-    log,
-  };
-  const { relay, logAnalytics } = config.telemetry;
-  let collector: CollectorFront;
-  let local: Pick<Collector, 'usage' | 'analytics'> | undefined;
-  if (relay) {
-    // The browser sends to this origin; what the collector accepts goes to Azure (docs/azure.md).
-    const relaySink = await openRelaySink({
-      connectionString: relay.connectionString,
-      dataDir: config.collector.dataDir,
-      maxBytes: relay.maxBytes,
-      maxRetryMs: relay.maxRetryMs,
-      log,
-    });
-    const copy = relay.localCopy
-      ? await openStoreSink({
-          dataDir: config.collector.dataDir,
-          maxStoreBytes: config.collector.maxStoreBytes,
-          retentionDays: config.collector.retentionDays,
-          log,
-        })
-      : undefined;
-    collector = await createCollector({ ...front, sink: copy ? teeSink(relaySink, copy) : relaySink });
-    local = copy;
-  } else {
-    const embedded = await createCollector({
-      ...front,
-      dataDir: config.collector.dataDir,
-      maxStoreBytes: config.collector.maxStoreBytes,
-    });
-    collector = embedded;
-    local = embedded;
-  }
-  closers.push(() => collector.close());
+  const telemetry = await startTelemetryStore(config, (level, message) =>
+    logger[level]({ component: 'collector' }, message),
+  );
+  closers.push(() => telemetry.collector.close());
 
   // The dashboard's source: the workspace when one is configured, else the local store (if any).
-  let usage: UsageQueries | undefined = local?.usage;
-  let analytics: AnalyticsQueries | undefined = local?.analytics;
-  let source: UsageSource | undefined = local ? { kind: 'local' } : undefined;
+  const { logAnalytics } = config.telemetry;
+  let { usage, analytics } = telemetry;
+  let source: UsageSource | undefined = usage ? { kind: 'local' } : undefined;
   if (logAnalytics) {
     const workspace = createLogAnalyticsQueries(
       await logAnalyticsRunner({
@@ -124,16 +70,17 @@ async function main() {
         `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
       ),
   });
-  readiness.add('store', () => collector.ready());
+  readiness.add('store', () => telemetry.ready());
 
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
-    collector,
-    ...(usage ? { usage } : {}),
-    ...(analytics ? { analytics } : {}),
+    collector: telemetry.collector,
+    usage,
+    analytics,
     ...(source ? { usageSource: source } : {}),
+    internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
     logger,
@@ -150,6 +97,13 @@ async function main() {
   } else {
     logger.info({ publicOrigin: config.publicOrigin, port: config.port, authority }, running);
   }
+  if (telemetry.role === 'forwarding')
+    logger.info(
+      { collectorUrl: config.collector.forwardTo },
+      'telemetry store: held by the store holder, forwarding to it',
+    );
+  else if (telemetry.role === 'store holder')
+    logger.info('telemetry store: held here, and served to the other replicas (COLLECTOR_TOKEN)');
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -28,6 +28,8 @@ export const errorCodes = {
   bad_request: 'The request could not be read (a body that is not JSON, or too large).',
   /** The identity provider could not be reached to check the token: try again later. */
   provider_unavailable: 'The identity provider could not be reached to check the token.',
+  /** Another replica holds the telemetry store and cannot answer now (it restarts in seconds): try again. */
+  store_unavailable: 'The telemetry store could not be reached; try again shortly.',
   server_error: 'Something went wrong on the server.',
   /** The dashboard's source (Azure Monitor Logs) has no honest answer to this; `link` names its own view. */
   not_available: 'Not available with this source; the link, when given, opens the source’s own view.',

@@ -9,9 +9,15 @@ export type {
   LogLevel,
   SinkCollectorOptions,
 } from './collector.js';
-export { openStoreSink } from './store-sink.js';
+export { openStoreSink, SinkFull, SinkUnavailable } from './store-sink.js';
+export { createStoreHolderApi } from './store-holder.js';
+export type { StoreHolderApiOptions } from './store-holder.js';
+export { createForwardingSink, createRemoteQueries, StoreUnavailable } from './store-holder-client.js';
+export type { ForwardingSink, StoreHolderClientOptions } from './store-holder-client.js';
+export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './internal-api.js';
 export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
 export type { PackedItems } from './packed.js';
+export { clientAddress } from './source-address.js';
 export { RateLimits } from './rate-limit.js';
 export type { Grant, RateLimiter } from './rate-limit.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';

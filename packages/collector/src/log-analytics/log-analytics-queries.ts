@@ -1,20 +1,13 @@
-import {
-  SESSION_ID,
-  SESSIONS_LIMIT,
-  USER_ID,
-  type Experience,
-  type TimeseriesBucket,
-  type WebVitalName,
-} from '@gatehouse/api-contract';
+import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
 import type { AnalyticsQueries } from '../analytics.js';
-import { rateVital } from '../analytics-experience.js';
+import { shapeExperience } from '../analytics-experience.js';
 import {
   bucketedPeriod,
   describePeriod,
   iso,
-  LIST_LIMIT,
   period,
-  TIMELINE_LIMIT,
+  sessionsLimit,
+  shapeTimeline,
   type UsageQueries,
 } from '../queries.js';
 import {
@@ -175,10 +168,7 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
 
     async sessions(options = {}) {
       const p = period(options);
-      const limit = options.limit ?? SESSIONS_LIMIT.default;
-      if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
-        throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
-      }
+      const limit = sessionsLimit(options);
       const rows = await run(sessionsKql(p.from, p.to, limit, options), p.from, p.to);
       return {
         ...describePeriod(p),
@@ -202,27 +192,24 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
       const now = Date.now();
       const rows = await run(timelineKql(sessionId), now - LOOKBACK_MS, now);
       if (rows.length === 0) return null;
-      const listed = rows.slice(0, TIMELINE_LIMIT);
-      const auth = listed.map((r) => strOrNull(r.UserAuthenticatedId)).find((v) => v !== null) ?? null;
-      const anon = listed.map((r) => strOrNull(r.UserId)).find((v) => v !== null) ?? null;
-      return {
+      return shapeTimeline(
         sessionId,
-        user: auth ?? anon,
-        authenticated: auth !== null,
-        truncated: rows.length > TIMELINE_LIMIT,
-        items: listed.map((r) => ({
-          time: iso(ms(r.TimeGenerated)),
-          type: String(r.itemType),
+        rows.map((r) => ({
+          t: ms(r.TimeGenerated),
+          type: r.itemType,
+          // Log Analytics gives an empty string where the store has NULL.
           name: strOrNull(r.Name),
           url: strOrNull(r.Url),
-          operationId: strOrNull(r.OperationId),
-          durationMs: numOrNull(r.DurationMs),
-          success: typeof r.Success === 'boolean' ? r.Success : null,
-          resultCode: strOrNull(r.ResultCode),
+          operation_id: strOrNull(r.OperationId),
+          duration_ms: r.DurationMs,
+          success: r.Success,
+          result_code: strOrNull(r.ResultCode),
           target: strOrNull(r.Target),
           message: strOrNull(r.message),
+          auth_user_id: strOrNull(r.UserAuthenticatedId),
+          user_id: strOrNull(r.UserId),
         })),
-      };
+      );
     },
 
     userItems(userId) {
@@ -254,57 +241,25 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
     async experience(options = {}) {
       const p = period(options);
       const chart = bucketedPeriod(options);
-      const buckets = chart.lengthMs / chart.bucketMs;
       const rows = await run(
         experienceKql(p.from, p.to, chart.from, chart.to, chart.bucketMs, options),
         Math.min(p.from, chart.from),
         Math.max(p.to, chart.to),
       );
-      const summary = (r: Row) => {
-        const count = num(r.n);
-        const p75 = numOrNull(r.p75);
-        const good = num(r.goodCount);
-        const poor = num(r.poorCount);
-        return {
-          count,
-          p75,
-          rating: p75 === null ? null : rateVital(String(r.Name) as WebVitalName, p75),
-          good: count ? good / count : 0,
-          needsImprovement: count ? (count - good - poor) / count : 0,
-          poor: count ? poor / count : 0,
-        };
-      };
-      const overall: Experience['overall'] = {};
-      const pages = new Map<string, Experience['pages'][number] & { n: number }>();
-      const trend: Experience['trend'] = Array.from({ length: buckets }, (_, i) => ({
-        start: iso(chart.from + i * chart.bucketMs),
-        p75: { LCP: null, INP: null, CLS: null, FCP: null, TTFB: null },
-      }));
-      for (const r of rows) {
-        const name = String(r.Name) as WebVitalName;
-        if (r.scope === 'bucket') {
-          const bucket = trend[Math.round((ms(r.bucket) - chart.from) / chart.bucketMs)];
-          if (bucket) bucket.p75[name] = numOrNull(r.p75);
-        } else if (r.scope === 'all') {
-          overall[name] = summary(r);
-        } else {
-          const page = strOrNull(r.page) ?? '';
-          const entry = pages.get(page) ?? { page, vitals: {}, n: 0 };
-          entry.vitals[name] = summary(r);
-          entry.n = Math.max(entry.n, num(r.n));
-          pages.set(page, entry);
-        }
-      }
-      return {
-        ...describePeriod(p),
-        overall,
-        pages: [...pages.values()]
-          .sort((a, b) => b.n - a.n || a.page.localeCompare(b.page))
-          .slice(0, LIST_LIMIT)
-          .map(({ page, vitals }) => ({ page, vitals })),
-        bucketMs: chart.bucketMs,
-        trend,
-      };
+      return shapeExperience(
+        p,
+        chart,
+        rows.map((r) => ({
+          name: String(r.Name) as WebVitalName,
+          scope: r.scope === 'bucket' ? 'bucket' : r.scope === 'all' ? 'all' : 'page',
+          bucket: Math.round((ms(r.bucket) - chart.from) / chart.bucketMs),
+          page: strOrNull(r.page) ?? '',
+          n: num(r.n),
+          p75: numOrNull(r.p75),
+          good: num(r.goodCount),
+          poor: num(r.poorCount),
+        })),
+      );
     },
 
     async customEvents(options = {}) {

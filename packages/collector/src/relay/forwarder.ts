@@ -152,11 +152,15 @@ export class Forwarder {
     let response: Response;
     let text: string;
     this.stats.requests++;
+    // A timer of our own, not AbortSignal.timeout() inside AbortSignal.any(): on Node 20 the composite
+    // holds its sources weakly, and a garbage collection during the request can lose the time-out.
+    const timedOut = new AbortController();
+    const timer = setTimeout(
+      () => timedOut.abort(new DOMException('The request timed out.', 'TimeoutError')),
+      this.options.requestTimeoutMs ?? 30_000,
+    );
     try {
-      const signal = AbortSignal.any([
-        this.abort.signal,
-        AbortSignal.timeout(this.options.requestTimeoutMs ?? 30_000),
-      ]);
+      const signal = AbortSignal.any([this.abort.signal, timedOut.signal]);
       response = await (this.options.fetch ?? fetch)(this.trackUrl, {
         method: 'POST',
         headers: { 'Content-Type': 'application/x-json-stream', 'Content-Encoding': 'gzip' },
@@ -171,6 +175,8 @@ export class Forwarder {
           ? 'the ingestion endpoint did not answer in time'
           : `the ingestion endpoint could not be reached (${describe(error)})`;
       return { done: [], again: batch, waitMs: this.backoff(undefined), failure: reason };
+    } finally {
+      clearTimeout(timer);
     }
     const status = response.status;
     const wait = retryAfterMs(response.headers.get('retry-after'));
