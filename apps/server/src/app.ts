@@ -5,7 +5,7 @@ import express, { type ErrorRequestHandler, type Request, type Response } from '
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
-import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
+import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import { trustProxies } from './proxy-trust.js';
@@ -43,6 +43,8 @@ export interface AppOptions {
    * Default: a readiness of its own with only that check.
    */
   readiness?: Readiness;
+  /** Where accepted DPoP proofs are remembered: Redis for every replica (shared-state.ts); default this process. */
+  replay?: ReplayTable;
 }
 
 /** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
@@ -113,7 +115,7 @@ export function createApp(options: AppOptions) {
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
-    verify: createDpopVerifier({ nonces }),
+    verify: createDpopVerifier({ nonces, ...(options.replay ? { replay: options.replay } : {}) }),
     required: config.dpop.mode === 'required',
     publicOrigin: config.publicOrigin,
     nonces,

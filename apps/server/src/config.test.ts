@@ -272,4 +272,21 @@ describe('loadConfig', () => {
       'http://127.0.0.1:3000',
     );
   });
+
+  it('takes REDIS_URL: rediss, or plain redis only on loopback in production; none by default', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'http://cache.example.com' })).toThrow(/REDIS_URL/);
+    const production = { NODE_ENV: 'production', ALLOW_BUNDLED_DEV_IDP: '1' };
+    expect(() => loadConfig({ ...production, REDIS_URL: 'redis://10.0.0.7:6379' })).toThrow(
+      /REDIS_URL: must use rediss when NODE_ENV=production .*only a loopback address may use redis$/m,
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'rediss://:pw@cache.example.com:6380' }).redisUrl).toBe(
+      'rediss://:pw@cache.example.com:6380',
+    );
+    // Outside production, any Redis (a developer's, on another machine) is taken.
+    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.7:6379' }).redisUrl).toBe('redis://10.0.0.7:6379');
+  });
 });

@@ -38,17 +38,33 @@ export function isLoopbackHost(hostname: string): boolean {
   );
 }
 
-/**
- * Adds an issue when `value` is a URL that is neither https nor on a loopback address: what travels to it
- * (keys, tokens, telemetry) must not cross a network in the clear. Unparsable values are left to the
- * field's own check.
- */
-function requireHttps(ctx: z.RefinementCtx, key: string, value: string | undefined, message: string): void {
-  if (value === undefined || !URL.canParse(value)) return;
-  const url = new URL(value);
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return;
-  ctx.addIssue({ code: 'custom', path: [key], message: `${message}; only a loopback address may use http` });
+/** Whether `url` uses the `secure` scheme, or any scheme but to this machine only. */
+export function secureOrLoopback(url: string, secure: 'https' | 'rediss'): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === `${secure}:` || isLoopbackHost(hostname);
 }
+
+/** The URLs that must be encrypted in production unless they stay on this machine, and why. */
+const PRODUCTION_TRANSPORTS = [
+  [
+    'OIDC_AUTHORITY',
+    'https',
+    'http',
+    "plain http lets anyone on the way replace the provider's keys and so sign in as anyone",
+  ],
+  [
+    'COLLECTOR_URL',
+    'https',
+    'http',
+    'the collector token and every telemetry item travel to the store holder',
+  ],
+  [
+    'REDIS_URL',
+    'rediss',
+    'redis',
+    "Redis's password and the replay table travel there: whoever changes them can replay DPoP proofs",
+  ],
+] as const;
 
 /** Every environment variable the server reads, with its default. Nothing else reads process.env. */
 const envSchema = z
@@ -129,6 +145,8 @@ const envSchema = z
     // set COLLECTOR_URL (the store holder's own address, not the balancer's) and the same token.
     COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+    // Shared by every replica: the DPoP replay table and the rate-limit buckets (docs/decisions/0062).
+    REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
     TRUST_PROXY: flag,
     // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
     TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
@@ -183,14 +201,19 @@ const envSchema = z
           'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
       });
     }
-    if (production)
-      requireHttps(
-        ctx,
-        'OIDC_AUTHORITY',
-        env.OIDC_AUTHORITY,
-        "must use https when NODE_ENV=production (plain http lets anyone on the way replace the provider's " +
-          'keys and so sign in as anyone)',
-      );
+    if (production) {
+      // Plain-text transports only to this machine: anyone on the way could read and change what travels.
+      for (const [key, secure, plain, why] of PRODUCTION_TRANSPORTS) {
+        const value = env[key];
+        if (value !== undefined && !secureOrLoopback(value, secure)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `must use ${secure} when NODE_ENV=production (${why}); only a loopback address may use ${plain}`,
+          });
+        }
+      }
+    }
     if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -212,13 +235,17 @@ const envSchema = z
         message: 'needs TELEMETRY_RELAY=true',
       });
     }
-    if (env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING)
-      requireHttps(
-        ctx,
-        'APPLICATIONINSIGHTS_CONNECTION_STRING',
-        parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint,
-        'IngestionEndpoint must use https for the relay',
-      );
+    const endpoint =
+      env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING
+        ? parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint
+        : undefined;
+    if (endpoint !== undefined && URL.canParse(endpoint) && !secureOrLoopback(endpoint, 'https')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+        message: 'IngestionEndpoint must use https for the relay; only a loopback address may use http',
+      });
+    }
     if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
       ctx.addIssue({
         code: 'custom',
@@ -243,14 +270,6 @@ const envSchema = z
           'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
       });
     }
-    if (production)
-      requireHttps(
-        ctx,
-        'COLLECTOR_URL',
-        env.COLLECTOR_URL,
-        'must use https when NODE_ENV=production (the collector token and every telemetry item travel ' +
-          'to the store holder)',
-      );
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
       ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
     }
@@ -369,6 +388,11 @@ export interface ServerConfig {
     /** The secret between replicas and the store holder; set on both sides, or on neither. */
     token: string | undefined;
   };
+  /**
+   * Redis, where replicas keep what they must agree on (the DPoP replay table, the rate-limit buckets);
+   * undefined: both stay in this process (one replica). Holds a password: never logged.
+   */
+  redisUrl: string | undefined;
 }
 
 /**
@@ -477,5 +501,6 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       forwardTo: e.COLLECTOR_URL,
       token: e.COLLECTOR_TOKEN,
     },
+    redisUrl: e.REDIS_URL,
   };
 }

@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
+import { SharedState } from './shared-state.js';
 import { trackRequests } from './shutdown.js';
 import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
@@ -41,10 +42,27 @@ async function main() {
     authority = idp.issuer;
   }
 
-  const telemetry = await startTelemetryStore(config, (level, message) =>
-    logger[level]({ component: 'collector' }, message),
+  // What replicas must agree on (docs/decisions/0062): in Redis when configured, else in this process.
+  const shared =
+    config.redisUrl === undefined ? undefined : new SharedState({ url: config.redisUrl, logger });
+  await shared?.connect();
+  if (!shared && config.collector.token !== undefined) {
+    logger.warn(
+      'several replicas (COLLECTOR_TOKEN) without REDIS_URL: each keeps its own DPoP replay table and ' +
+        'rate limits, so a proof refused by one is accepted by another (docs/replicas.md)',
+    );
+  }
+  const { maxItemsPerSecond, maxItemsPerSecondPerSource } = config.collector;
+  const telemetry = await startTelemetryStore(
+    config,
+    (level, message) => logger[level]({ component: 'collector' }, message),
+    shared && (maxItemsPerSecond || maxItemsPerSecondPerSource)
+      ? shared.rateLimiter(maxItemsPerSecond, maxItemsPerSecondPerSource)
+      : undefined,
   );
   closers.push(() => telemetry.collector.close());
+  // Last: the requests drained and the collector flushed may still check proofs and take tokens.
+  if (shared) closers.push(() => shared.close());
 
   // The dashboard's source: the workspace when one is configured, else the local store (if any).
   const { logAnalytics } = config.telemetry;
@@ -71,6 +89,7 @@ async function main() {
       ),
   });
   readiness.add('store', () => telemetry.ready());
+  if (shared) readiness.add('redis', () => shared.ping());
 
   const app = createApp({
     config,
@@ -84,6 +103,7 @@ async function main() {
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
     logger,
+    ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });

@@ -11,6 +11,7 @@ import {
   type CollectorFrontOptions,
   type ItemSink,
   type Logger,
+  type RateLimiter,
   type StoreSink,
   type UsageQueries,
 } from '@gatehouse/collector';
@@ -47,7 +48,12 @@ export interface TelemetryStoreRole {
  * (TELEMETRY_RELAY), the process that would hold the store sends what it accepts to Azure Monitor through
  * an on-disk outbox instead, keeping a local copy when asked (docs/azure.md).
  */
-export async function startTelemetryStore(config: ServerConfig, log: Logger): Promise<TelemetryStoreRole> {
+export async function startTelemetryStore(
+  config: ServerConfig,
+  log: Logger,
+  /** Buckets shared by every replica (Redis); default this process's, at the configured rates. */
+  rateLimiter?: RateLimiter,
+): Promise<TelemetryStoreRole> {
   const { collector: c } = config;
   const front: CollectorFrontOptions = {
     instrumentationKeys: c.instrumentationKeys,
@@ -55,6 +61,7 @@ export async function startTelemetryStore(config: ServerConfig, log: Logger): Pr
     retentionDays: c.retentionDays,
     ...(c.maxItemsPerSecond ? { maxItemsPerSecond: c.maxItemsPerSecond } : {}),
     ...(c.maxItemsPerSecondPerSource ? { maxItemsPerSecondPerSource: c.maxItemsPerSecondPerSource } : {}),
+    ...(rateLimiter ? { rateLimiter } : {}),
     maxItemsPerRequest: c.maxItemsPerRequest,
     // The same client address Express's `trust proxy` gives the rest of the app.
     trustProxy: config.trustProxy,
