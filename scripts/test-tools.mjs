@@ -77,6 +77,12 @@ export function findWebKit() {
   return { missing: [!driver && 'WebKitWebDriver', !xvfb && 'Xvfb'].filter(Boolean).join(' and ') };
 }
 
+/** A program on PATH or in the given Debian place (sbin is not on every user's PATH). */
+const program = (name, debianPath) => () => {
+  const path = firstExisting([debianPath]) ?? onPath(name);
+  return path ? { path } : { missing: name };
+};
+
 /** Django OAuth Toolkit for Debian's python3 (the independent-provider spec). */
 export function findDjangoOAuthToolkit() {
   if (!isDebian())
@@ -113,6 +119,18 @@ export const TOOLS = {
     find: findWebKit,
     debian: ['webkit2gtk-driver', 'xvfb'],
     otherwise: 'install WebKitGTK’s WebKitWebDriver and Xvfb from your distribution',
+  },
+  redis: {
+    what: 'redis-server (the shared-state unit tests, the replicas spec)',
+    find: program('redis-server', '/usr/bin/redis-server'),
+    debian: ['redis-server'],
+    otherwise: 'install Redis 7 from your package manager (brew install redis, or a Redis for Windows build)',
+  },
+  haproxy: {
+    what: 'HAProxy (the load balancer of the replicas spec, scripts/cluster.mjs)',
+    find: program('haproxy', '/usr/sbin/haproxy'),
+    debian: ['haproxy'],
+    otherwise: 'install HAProxy 2.6 or later from your package manager',
   },
   'django-oauth-toolkit': {
     what: 'Django OAuth Toolkit (the independent-provider spec)',

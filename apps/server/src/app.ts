@@ -1,17 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
-import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
+import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
+import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter } from './usage.js';
+import { createUsageRouter, type UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -25,9 +26,16 @@ export interface AppOptions {
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
-  usage?: UsageQueries;
+  usage?: UsageQueries | undefined;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
-  analytics?: AnalyticsQueries;
+  analytics?: AnalyticsQueries | undefined;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
+  usageSource?: UsageSource;
+  /**
+   * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
+   * process (docs/decisions/0041); undefined when it serves no other replica.
+   */
+  internalApi?: ((req: Request, res: Response, next: () => void) => void) | undefined;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
   /**
@@ -35,9 +43,12 @@ export interface AppOptions {
    * Default: a readiness of its own with only that check.
    */
   readiness?: Readiness;
+  /** Where accepted DPoP proofs are remembered: Redis for every replica (shared-state.ts); default this process. */
+  replay?: ReplayTable;
 }
 
-const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
+const INGESTION_PATH = /^\/(v2(\.1)?\/track|internal\/collector\/append)$/;
 /** Probed every few seconds by each balancer: only their failures are news in the access log. */
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
@@ -104,7 +115,7 @@ export function createApp(options: AppOptions) {
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
-    verify: createDpopVerifier({ nonces }),
+    verify: createDpopVerifier({ nonces, ...(options.replay ? { replay: options.replay } : {}) }),
     required: config.dpop.mode === 'required',
     publicOrigin: config.publicOrigin,
     nonces,
@@ -112,7 +123,7 @@ export function createApp(options: AppOptions) {
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  trustProxies(app, config.trustProxy);
 
   // Access log: method, path and status only; a query string can carry an authorization code, and no
   // header is logged (Authorization, DPoP, cookies). The path is read now, as routers rewrite req.path
@@ -183,6 +194,8 @@ export function createApp(options: AppOptions) {
     }, next);
   });
 
+  // --- the store holder's internal API, for the other replicas: nothing under it without the token ---
+  if (options.internalApi) app.use(options.internalApi);
   // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
   if (options.collector) app.use(options.collector.handle);
 
@@ -219,6 +232,7 @@ export function createApp(options: AppOptions) {
         verify,
         queries: options.usage,
         analytics: options.analytics,
+        source: options.usageSource,
         isVerifiedUser,
         dpop,
       }),
@@ -266,6 +280,11 @@ export function createApp(options: AppOptions) {
   });
 
   const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    if (error instanceof StoreUnavailable) {
+      // Another replica holds the store and cannot answer now (restarting): the dashboard asks again.
+      res.status(503).set('Retry-After', '5').json(errorBody('store_unavailable', error.message));
+      return;
+    }
     const status =
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
     if (status >= 500) logger.error({ ...res.locals.logIds, err: error }, String(error));
