@@ -164,14 +164,19 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
  * the API's refusal to say so: the token is first accepted (or refused for another reason), and never
  * sleeps.
  */
-export async function expectRefusedOnceExpired(page: Page, path: string, accessToken: string): Promise<void> {
+export async function expectRefusedOnceExpired(
+  page: Page,
+  path: string,
+  accessToken: string,
+  timeoutMs = 15_000,
+): Promise<void> {
   await expect
     .poll(
       async () => {
         const { status, challenge } = await apiFromPage(page, path, accessToken);
         return `${status} ${challenge}`;
       },
-      { timeout: 15_000 },
+      { timeout: timeoutMs },
     )
     .toMatch(/^401 .*expired/);
 }

@@ -12,7 +12,7 @@ import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter } from './usage.js';
+import { createUsageRouter, type UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -26,9 +26,11 @@ export interface AppOptions {
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
-  usage?: UsageQueries;
+  usage?: UsageQueries | undefined;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
-  analytics?: AnalyticsQueries;
+  analytics?: AnalyticsQueries | undefined;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
+  usageSource?: UsageSource;
   /**
    * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
    * process (docs/decisions/0041); undefined when it serves no other replica.
@@ -230,6 +232,7 @@ export function createApp(options: AppOptions) {
         verify,
         queries: options.usage,
         analytics: options.analytics,
+        source: options.usageSource,
         isVerifiedUser,
         dpop,
       }),

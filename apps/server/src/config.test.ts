@@ -139,12 +139,60 @@ describe('loadConfig', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
     const config = loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value });
-    expect(config.telemetry).toEqual({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry).toMatchObject({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry.relay).toBeUndefined();
+  });
+
+  it('relays through this origin: the browser gets the key and this origin, the relay the real endpoint', () => {
+    const value =
+      'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
+    const config = loadConfig({
+      APPLICATIONINSIGHTS_CONNECTION_STRING: value,
+      TELEMETRY_RELAY: 'true',
+      TELEMETRY_RELAY_LOCAL_COPY: 'true',
+      TELEMETRY_RELAY_MAX_MB: '10',
+      PUBLIC_ORIGIN: 'https://app.example.com',
+      OIDC_AUTHORITY: 'https://idp.example.com',
+      OIDC_CLIENT_ID: 'g',
+    });
+    expect(config.telemetry).toMatchObject({
+      connectionString:
+        'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://app.example.com/',
+      external: false,
+      relay: { connectionString: value, maxBytes: 10 * 1024 * 1024, maxRetryMs: 300_000, localCopy: true },
+    });
+    expect(config.collector.instrumentationKeys).toEqual(['0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9']);
+  });
+
+  it('refuses a relay without a connection string, a copy without a relay, a relay over plain http', () => {
+    expect(() => loadConfig({ TELEMETRY_RELAY: 'true' })).toThrow(
+      /TELEMETRY_RELAY: needs APPLICATIONINSIGHTS/,
+    );
+    expect(() => loadConfig({ TELEMETRY_RELAY_LOCAL_COPY: '1' })).toThrow(/needs TELEMETRY_RELAY=true/);
+    const plain = 'InstrumentationKey=k;IngestionEndpoint=http://ingest.example.com/';
+    expect(() => loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: plain })).toThrow(
+      /IngestionEndpoint must use https for the relay/,
+    );
+    const loopback = 'InstrumentationKey=k;IngestionEndpoint=http://127.0.0.1:9999/';
+    expect(
+      loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: loopback }).telemetry.relay,
+    ).toBeDefined();
+  });
+
+  it('reads the dashboard from a Log Analytics workspace when one is named', () => {
+    expect(loadConfig({}).telemetry.logAnalytics).toBeUndefined();
+    const config = loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: '11111111-2222-3333-4444-555555555555' });
+    expect(config.telemetry.logAnalytics).toEqual({
+      workspaceId: '11111111-2222-3333-4444-555555555555',
+      endpoint: undefined,
+      resourceId: undefined,
+    });
+    expect(() => loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: 'my-workspace' })).toThrow(/a GUID/);
   });
 
   it('points telemetry at the built-in collector when no connection string is set', () => {
     const config = loadConfig({ PORT: '8080', TELEMETRY_CONSENT: 'implied', TELEMETRY_RETENTION_DAYS: '30' });
-    expect(config.telemetry).toEqual({
+    expect(config.telemetry).toMatchObject({
       connectionString: `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=http://localhost:8080/`,
       external: false,
       consent: 'implied',

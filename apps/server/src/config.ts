@@ -1,5 +1,8 @@
+import { parseConnectionString } from '@gatehouse/collector';
 import { z } from 'zod';
 import { LOG_LEVELS, type LogLevelName } from './log.js';
+
+export { parseConnectionString };
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 const flag = z
@@ -89,6 +92,30 @@ const envSchema = z
     ),
     APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
     TELEMETRY_CONSENT: z.enum(['ask', 'implied']).default('ask'),
+    // The relay to Azure Monitor and the dashboard over Log Analytics (docs/azure.md).
+    TELEMETRY_RELAY: flag,
+    TELEMETRY_RELAY_LOCAL_COPY: flag,
+    TELEMETRY_RELAY_MAX_MB: z.coerce.number().int().min(1).default(1024),
+    TELEMETRY_RELAY_MAX_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+    LOG_ANALYTICS_WORKSPACE_ID: optionalText.pipe(
+      z
+        .string()
+        .regex(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+          'must be a workspace id (a GUID)',
+        )
+        .optional(),
+    ),
+    LOG_ANALYTICS_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https$/ }).optional()),
+    APPLICATIONINSIGHTS_RESOURCE_ID: optionalText.pipe(
+      z
+        .string()
+        .regex(
+          /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/microsoft\.insights\/components\/[^/]+$/i,
+          'must be the resource id of an Application Insights resource',
+        )
+        .optional(),
+    ),
     GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
     // Collector and HTTP limits (README, "Limits for operators"); 0 turns a rate limit or the quota off.
@@ -196,6 +223,31 @@ const envSchema = z
         message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
       });
     }
+    if (env.TELEMETRY_RELAY && !env.APPLICATIONINSIGHTS_CONNECTION_STRING) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_RELAY'],
+        message: 'needs APPLICATIONINSIGHTS_CONNECTION_STRING: the relay forwards to its ingestion endpoint',
+      });
+    }
+    if (env.TELEMETRY_RELAY_LOCAL_COPY && !env.TELEMETRY_RELAY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_RELAY_LOCAL_COPY'],
+        message: 'needs TELEMETRY_RELAY=true',
+      });
+    }
+    const endpoint =
+      env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING
+        ? parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint
+        : undefined;
+    if (endpoint !== undefined && URL.canParse(endpoint) && !secureOrLoopback(endpoint, 'https')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+        message: 'IngestionEndpoint must use https for the relay; only a loopback address may use http',
+      });
+    }
     if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
       ctx.addIssue({
         code: 'custom',
@@ -275,10 +327,27 @@ export interface ServerConfig {
     rolesClaim: string;
   };
   telemetry: {
-    /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
+    /**
+     * What the browser is given: the configured connection string; with the relay, its key and this
+     * origin as the endpoint; else the built-in collector's.
+     */
     connectionString: string;
-    /** Whether the configured connection string sends telemetry elsewhere than this server. */
+    /** Whether the browser sends telemetry elsewhere than this server (a connection string, no relay). */
     external: boolean;
+    /** The relay to Azure Monitor (TELEMETRY_RELAY); undefined: none. */
+    relay:
+      | {
+          /** The configured connection string: the destination and its key come from it only. */
+          connectionString: string;
+          maxBytes: number;
+          maxRetryMs: number;
+          /** Also keep every item in the local store, for the built-in dashboard. */
+          localCopy: boolean;
+        }
+      | undefined;
+    /** The dashboard over a Log Analytics workspace; undefined: over the local store. */
+    logAnalytics:
+      { workspaceId: string; endpoint: string | undefined; resourceId: string | undefined } | undefined;
     consent: 'ask' | 'implied';
     /**
      * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
@@ -359,6 +428,10 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
   const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;
   const local = e.OIDC_AUTHORITY === undefined;
   const clientId = e.OIDC_CLIENT_ID ?? 'gatehouse';
+  const relayKey =
+    e.TELEMETRY_RELAY && e.APPLICATIONINSIGHTS_CONNECTION_STRING
+      ? parseConnectionString(e.APPLICATIONINSIGHTS_CONNECTION_STRING).instrumentationkey
+      : undefined;
   return {
     port: e.PORT,
     publicOrigin,
@@ -389,9 +462,27 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     },
     telemetry: {
       connectionString:
-        e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
-        `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`,
-      external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
+        relayKey !== undefined
+          ? `InstrumentationKey=${relayKey};IngestionEndpoint=${publicOrigin}/`
+          : (e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
+            `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`),
+      external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined && relayKey === undefined,
+      relay:
+        relayKey !== undefined && e.APPLICATIONINSIGHTS_CONNECTION_STRING
+          ? {
+              connectionString: e.APPLICATIONINSIGHTS_CONNECTION_STRING,
+              maxBytes: e.TELEMETRY_RELAY_MAX_MB * 1024 * 1024,
+              maxRetryMs: e.TELEMETRY_RELAY_MAX_RETRY_SECONDS * 1000,
+              localCopy: e.TELEMETRY_RELAY_LOCAL_COPY,
+            }
+          : undefined,
+      logAnalytics: e.LOG_ANALYTICS_WORKSPACE_ID
+        ? {
+            workspaceId: e.LOG_ANALYTICS_WORKSPACE_ID,
+            endpoint: e.LOG_ANALYTICS_ENDPOINT,
+            resourceId: e.APPLICATIONINSIGHTS_RESOURCE_ID,
+          }
+        : undefined,
       consent: e.TELEMETRY_CONSENT,
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
@@ -412,21 +503,12 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       maxItemsPerSecondPerSource: e.TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE || undefined,
       maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
-      instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
+      // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
+      instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],
       forwardTo: e.COLLECTOR_URL,
       token: e.COLLECTOR_TOKEN,
       waitForStoreHolderMs: e.COLLECTOR_WAIT_SECONDS * 1000,
     },
     redisUrl: e.REDIS_URL,
   };
-}
-
-/** Keys are case-insensitive in Azure Monitor connection strings; they come back lower-cased. */
-export function parseConnectionString(value: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const part of value.split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0) fields[part.slice(0, at).trim().toLowerCase()] = part.slice(at + 1).trim();
-  }
-  return fields;
 }

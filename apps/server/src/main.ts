@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { defaultHttpLimits } from '@gatehouse/collector';
+import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Readiness } from './health.js';
@@ -9,6 +9,7 @@ import { SharedState } from './shared-state.js';
 import { trackRequests } from './shutdown.js';
 import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
+import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -63,6 +64,23 @@ async function main() {
   // Last: the requests drained and the collector flushed may still check proofs and take tokens.
   if (shared) closers.push(() => shared.close());
 
+  // The dashboard's source: the workspace when one is configured, else the local store (if any).
+  const { logAnalytics } = config.telemetry;
+  let { usage, analytics } = telemetry;
+  let source: UsageSource | undefined = usage ? { kind: 'local' } : undefined;
+  if (logAnalytics) {
+    const workspace = createLogAnalyticsQueries(
+      await logAnalyticsRunner({
+        workspaceId: logAnalytics.workspaceId,
+        ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
+      }),
+      { resourceId: logAnalytics.resourceId },
+    );
+    usage = workspace.usage;
+    analytics = workspace.analytics;
+    source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
+  }
+
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
@@ -78,8 +96,9 @@ async function main() {
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
     collector: telemetry.collector,
-    usage: telemetry.usage,
-    analytics: telemetry.analytics,
+    usage,
+    analytics,
+    ...(source ? { usageSource: source } : {}),
     internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,

@@ -56,3 +56,12 @@ export type {
 export { createAnalyticsQueries } from './analytics.js';
 export type { AnalyticsQueries } from './analytics.js';
 export { rateVital, vitalThresholds } from './analytics-experience.js';
+export { openRelaySink, teeSink } from './relay/relay-sink.js';
+export type { RelaySink, RelaySinkOptions } from './relay/relay-sink.js';
+export type { RelayStats } from './relay/forwarder.js';
+export { ingestionTarget, parseConnectionString } from './relay/connection-string.js';
+export { createLogAnalyticsQueries } from './log-analytics/log-analytics-queries.js';
+export type { Freshness, LogAnalyticsQueries, PortalLinks } from './log-analytics/log-analytics-queries.js';
+export { NotAvailableError } from './log-analytics/kql.js';
+export { LogAnalyticsError, logAnalyticsRunner } from './log-analytics/client.js';
+export type { LogAnalyticsOptions } from './log-analytics/client.js';

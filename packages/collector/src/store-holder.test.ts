@@ -55,6 +55,7 @@ async function startStoreHolder(logs: string[] = [], port = 0) {
   const api = createStoreHolderApi({
     token: TOKEN,
     sink: collector.sink,
+    queries: collector.sink,
     log: (level, message) => logs.push(`${level}: ${message}`),
   });
   const url = await listen((req, res) => api(req, res, () => collector.handle(req, res)), port);

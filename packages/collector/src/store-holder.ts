@@ -13,13 +13,15 @@ import {
   PING_PATH,
   QUERY_PREFIX,
 } from './internal-api.js';
-import type { StoreSink } from './store-sink.js';
+import type { ItemSink, StoreSink } from './store-sink.js';
 
 export interface StoreHolderApiOptions {
   /** The secret every replica sends (COLLECTOR_TOKEN); at least 32 characters. */
   token: string;
-  /** The store this process holds. */
-  sink: StoreSink;
+  /** Where the replicas' items go: the store this process holds, or the relay to Azure (and its copy). */
+  sink: ItemSink;
+  /** The dashboard's queries the replicas ask for: the local store's; without one, every query is 404. */
+  queries?: Pick<StoreSink, 'usage' | 'analytics'>;
   /** Largest append body, in bytes. Default 64 MiB: a replica's whole request, packed, with room to spare. */
   maxAppendBytes?: number;
   /** Seconds a replica is told to wait (it passes them on to the SDKs) when the store is busy. Default 10. */
@@ -39,17 +41,17 @@ const LOG_INTERVAL_MS = 10_000;
  * Returns an Express-style handler that calls `next()` for paths outside /internal/.
  */
 export function createStoreHolderApi(options: StoreHolderApiOptions) {
-  const { token, sink, log } = options;
+  const { token, sink, queries: source, log } = options;
   if (token.length < MIN_TOKEN_LENGTH)
     throw new RangeError(`The collector token must be at least ${MIN_TOKEN_LENGTH} characters long.`);
   const maxAppendBytes = options.maxAppendBytes ?? 64 * 1024 * 1024;
   const retryAfter = String(options.retryAfterSeconds ?? 10);
   const queries = new Map<string, (...args: unknown[]) => unknown>();
-  for (const source of [sink.usage, sink.analytics] as unknown as Record<
+  for (const group of (source ? [source.usage, source.analytics] : []) as unknown as Record<
     string,
     (...args: unknown[]) => unknown
   >[]) {
-    for (const [name, query] of Object.entries(source)) queries.set(name, query.bind(source));
+    for (const [name, query] of Object.entries(group)) queries.set(name, query.bind(group));
   }
 
   let refused = 0;
