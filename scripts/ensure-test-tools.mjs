@@ -1,44 +1,34 @@
 #!/usr/bin/env node
-// The Debian programs the tests run besides Chromium (scripts/ensure-chromium.mjs): redis-server (the
-// shared-state unit tests, the replicas' Redis) and haproxy (the load balancer of scripts/cluster.mjs).
-// Installs the missing ones with apt-get when run as root. A tool that stays missing is an error under
-// CI=true (a test must never be skipped there for want of it), else a warning naming the command.
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// Before the end-to-end tests: checks every tool they need beyond npm (scripts/test-tools.mjs), installs
+// the missing ones with apt-get on Debian as root, and otherwise says in one message what is missing and
+// the command that brings it. Exits non-zero when Chromium is missing, or anything is in CI (CI=true);
+// without CI, the tests that need a missing browser or provider are skipped, each with a line saying why.
+//
+//   node scripts/ensure-test-tools.mjs            every tool
+//   node scripts/ensure-test-tools.mjs chromium   only these
+import { TOOLS, inCi, installWithApt, installable, isDebian, isRoot, lacking } from './test-tools.mjs';
 
-/** Each program the tests start, by the Debian package that installs it. */
-export const TOOLS = [
-  { program: '/usr/bin/redis-server', pkg: 'redis-server' },
-  { program: '/usr/sbin/haproxy', pkg: 'haproxy' },
-];
-
-/** Installs what is missing (as root); returns the packages still missing. */
-export function ensureTestTools(tools = TOOLS, log = console.info) {
-  const missing = () => tools.filter(({ program }) => !existsSync(program)).map(({ pkg }) => pkg);
-  const packages = missing();
-  if (packages.length === 0) return [];
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return packages;
-  log(`Installing Debian packages ${packages.join(', ')} with apt-get…`);
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...packages], {
-    stdio: 'inherit',
-    env,
-  });
-  return missing();
-}
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const missing = ensureTestTools();
-  if (missing.length > 0) {
-    const message =
-      `The tests need Debian packages ${missing.join(', ')}: install them with ` +
-      `\`sudo apt-get install ${missing.join(' ')}\` (or run this script as root).`;
-    if (process.env.CI) {
-      console.error(message);
-      process.exit(1);
-    }
-    console.warn(`${message} The tests that use them will fail until then.`);
+const names = process.argv.length > 2 ? process.argv.slice(2) : Object.keys(TOOLS);
+for (const name of names) {
+  if (!TOOLS[name]) {
+    console.error(`Unknown tool "${name}"; known: ${Object.keys(TOOLS).join(', ')}.`);
+    process.exit(2);
   }
 }
+
+let missing = names.filter((name) => lacking(name));
+if (missing.length > 0 && isDebian() && isRoot()) {
+  installWithApt(missing.filter(installable));
+  missing = names.filter((name) => lacking(name));
+}
+if (missing.length === 0) process.exit(0);
+
+const fatal = inCi() || missing.some((name) => TOOLS[name].required);
+const consequence = fatal
+  ? inCi()
+    ? 'In CI every browser test must run: install them, then run the tests again.'
+    : 'The browser tests cannot run without Chromium: install it, then run them again.'
+  : 'The tests that need them are skipped (with CI=true they would fail the run).';
+const lines = missing.map((name) => `  - ${lacking(name)}`);
+(fatal ? console.error : console.warn)(`The end-to-end tests lack:\n${lines.join('\n')}\n${consequence}`);
+process.exit(fatal ? 1 : 0);
