@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { startCluster, type Cluster } from '../scripts/cluster.mjs';
-import { ACCOUNTS, logInAtProvider } from './support';
+import { ACCOUNTS, logInAtProvider, requireTool } from './support';
 import { recordTelemetry, type Envelope } from './telemetry-support';
 
 /**
@@ -13,6 +13,10 @@ let cluster: Cluster;
 
 test.describe.configure({ mode: 'serial' });
 test.setTimeout(120_000);
+
+// Without redis-server or haproxy: skipped with how to get them; in CI (CI=true) a failure.
+requireTool('redis');
+requireTool('haproxy');
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);

@@ -3,7 +3,7 @@
 // bundled development provider (started once, for all replicas), three replicas of the built server
 // (the first holds the telemetry store, the other two forward to it) and HAProxy in front
 // (deploy/haproxy.cfg). Installs redis-server and haproxy with apt-get when missing (as root), through
-// scripts/ensure-test-tools.mjs.
+// scripts/test-tools.mjs.
 //
 //   node scripts/cluster.mjs start   starts everything, prints the address, and returns
 //   node scripts/cluster.mjs stop    stops what `start` started (SIGTERM, then waits for each)
@@ -17,19 +17,20 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureTestTools } from './ensure-test-tools.mjs';
+import { installable, installWithApt, isDebian, isRoot, lacking } from './test-tools.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const REPLICAS = 3;
 
-/** Installs redis-server and haproxy when missing (scripts/ensure-test-tools.mjs), else says how. */
+/** Installs redis-server and haproxy when missing (scripts/test-tools.mjs), else says how to. */
 export function ensurePackages() {
-  const missing = ensureTestTools();
-  if (missing.length > 0) {
-    throw new Error(
-      `The cluster needs ${missing.join(' and ')}: install with \`sudo apt-get install ${missing.join(' ')}\`.`,
-    );
+  const names = ['redis', 'haproxy'];
+  let missing = names.filter((name) => lacking(name));
+  if (missing.length > 0 && isDebian() && isRoot()) {
+    installWithApt(missing.filter(installable));
+    missing = names.filter((name) => lacking(name));
   }
+  if (missing.length > 0) throw new Error(`The cluster cannot start:\n${missing.map(lacking).join('\n')}`);
 }
 
 /** The ports and addresses of a cluster on `base` (E2E_PORT_BASE). */
