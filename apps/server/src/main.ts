@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
 import { createApp } from './app.js';
+import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DevWeb } from './dev-web.js';
 import { listen } from './listen.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
 
@@ -12,24 +14,7 @@ async function main() {
   let authority = config.oidc.authority;
 
   if (authority === undefined) {
-    const { startDevIdp } = await import('@gatehouse/dev-idp');
-    const idp = await startDevIdp({
-      port: config.devIdp.port,
-      appOrigin: config.publicOrigin,
-      clientId: config.oidc.clientId,
-      apiResource: config.oidc.audience,
-      testControls: config.devIdp.testControls,
-      accessTokenFormat: config.devIdp.accessTokenFormat,
-      dpop: config.devIdp.dpop,
-      rolesClaim: config.devIdp.rolesClaim,
-      ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
-      ...(config.devIdp.testControlsSecret === undefined
-        ? {}
-        : { testControlsSecret: config.devIdp.testControlsSecret }),
-      ...(config.devIdp.accessTokenTtlSeconds === undefined
-        ? {}
-        : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
-    });
+    const idp = await startBundledProvider(config);
     closers.push(() => idp.close());
     authority = idp.issuer;
   }
@@ -51,10 +36,17 @@ async function main() {
   });
   closers.push(() => collector.close());
 
+  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
+  const devWeb = process.argv.includes('--dev')
+    ? new DevWeb(new URL('../../web/', import.meta.url))
+    : undefined;
+  if (devWeb) closers.push(() => devWeb.close());
+
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
+    devWeb,
     collector,
     usage: collector.usage,
     analytics: collector.analytics,
@@ -62,6 +54,7 @@ async function main() {
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
+  await devWeb?.listening(server);
   closers.unshift(
     () =>
       new Promise<void>((resolve) => {
