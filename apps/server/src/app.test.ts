@@ -8,6 +8,8 @@ import { brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, embedJson, PERMISSIONS_POLICY } from './app.js';
 import { loadConfig } from './config.js';
+import { Readiness } from './health.js';
+import { startLoopbackProvider } from './test-support/loopback-provider.js';
 import { asErrorBody } from './test-support/contract.js';
 
 const ASSET = 'console.log("gatehouse");'.repeat(100);
@@ -220,6 +222,67 @@ describe('an app whose SPA is not built', () => {
     } finally {
       process.off('unhandledRejection', onRejection);
       await new Promise((resolve) => unbuilt.close(resolve));
+    }
+  });
+});
+
+describe('probes', () => {
+  async function serve(options: { readiness: Readiness; authority: string }) {
+    const app = createApp({
+      config: loadConfig({ OIDC_AUTHORITY: options.authority, OIDC_CLIENT_ID: 'gatehouse' }),
+      authority: options.authority,
+      webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-probes-'))}/`),
+      log: () => undefined,
+      readiness: options.readiness,
+    });
+    const probed = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => probed.once('listening', resolve));
+    return {
+      url: `http://127.0.0.1:${(probed.address() as AddressInfo).port}`,
+      close: () => new Promise((resolve) => probed.close(resolve)),
+    };
+  }
+
+  it('/healthz says ok; /readyz is 503 naming the failing check, with no address or message', async () => {
+    let store = true;
+    const readiness = new Readiness({ cacheMs: 0 }).add('store', () => store);
+    // Nothing listens on port 9: the provider's discovery cannot be fetched.
+    const app = await serve({ readiness, authority: 'http://127.0.0.1:9' });
+    try {
+      const health = await fetch(`${app.url}/healthz`);
+      expect([health.status, await health.text()]).toEqual([200, 'ok']);
+      const ready = await fetch(`${app.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('cache-control')).toBe('no-store');
+      const text = await ready.text();
+      expect(JSON.parse(text)).toEqual({ status: 'failing', checks: { store: 'ok', provider: 'failing' } });
+      expect(text).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|fetch failed/);
+      store = false;
+      expect(await (await fetch(`${app.url}/readyz`)).json()).toMatchObject({ checks: { store: 'failing' } });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("/readyz is 200 once the provider's discovery is read, and 503 as soon as draining begins", async () => {
+    const provider = await startLoopbackProvider();
+    const readiness = new Readiness({ cacheMs: 60_000 }).add('store', () => true);
+    const app = await serve({ readiness, authority: provider.issuer });
+    try {
+      const ready = await fetch(`${app.url}/readyz`);
+      expect([ready.status, await ready.json()]).toEqual([
+        200,
+        { status: 'ok', checks: { store: 'ok', provider: 'ok' } },
+      ]);
+      readiness.drain();
+      const draining = await fetch(`${app.url}/readyz`);
+      expect([draining.status, ((await draining.json()) as { status: string }).status]).toEqual([
+        503,
+        'draining',
+      ]);
+    } finally {
+      await app.close();
+      await provider.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import type { DevWeb } from './dev-web.js';
+import { Readiness } from './health.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { createUsageRouter } from './usage.js';
 
@@ -31,9 +32,16 @@ export interface AppOptions {
   telemetryUserIds?: TelemetryUserIds;
   /** Development (`npm run dev`): the SPA from its sources through Vite instead of `webRoot`'s build. */
   devWeb?: DevWeb | undefined;
+  /**
+   * What /readyz reports (the caller's checks: store, Redis); the app adds the provider's discovery.
+   * Default: a readiness of its own with only that check.
+   */
+  readiness?: Readiness;
 }
 
 const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** Probed every few seconds by each balancer: only their failures are news in the access log. */
+const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
 const RAW_INDEX = /^\/index\.html(\.(br|gz))?$/;
 /**
@@ -92,6 +100,9 @@ export function createApp(options: AppOptions) {
     introspectionClient: config.oidc.introspectionClient,
     ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
   });
+  const readiness = options.readiness ?? new Readiness();
+  // Tokens cannot be checked before the provider's discovery (its issuer and keys) has been read once.
+  readiness.add('provider', async () => metadata.current() !== undefined || Boolean(await metadata.get()));
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
@@ -129,7 +140,7 @@ export function createApp(options: AppOptions) {
     const path = req.path;
     res.on('finish', () => {
       // Accepted telemetry batches arrive every few seconds per visitor: only their failures are news.
-      if (res.statusCode < 300 && INGESTION_PATH.test(path)) return;
+      if (res.statusCode < 300 && (INGESTION_PATH.test(path) || PROBE_PATHS.has(path))) return;
       const reason = typeof res.locals.authFailure === 'string' ? ` (${res.locals.authFailure})` : '';
       log(`${req.method} ${path} ${res.statusCode} ${Math.round(performance.now() - started)}ms${reason}`);
     });
@@ -173,6 +184,19 @@ export function createApp(options: AppOptions) {
     if (req.secure) res.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
     next();
   });
+  // --- probes: unauthenticated and cheap (readiness reuses its checks for a second) ---
+  app.get('/healthz', (_req, res) => {
+    res.set('Cache-Control', 'no-store').type('text/plain').send('ok');
+  });
+  app.get('/readyz', (_req, res, next) => {
+    readiness.report().then((report) => {
+      res
+        .status(report.status === 'ok' ? 200 : 503)
+        .set('Cache-Control', 'no-store')
+        .json(report);
+    }, next);
+  });
+
   // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
   if (options.collector) app.use(options.collector.handle);
 

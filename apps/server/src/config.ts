@@ -70,6 +70,10 @@ const envSchema = z
     HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
+    // SIGTERM: readiness fails at once, the listener stays open SHUTDOWN_DELAY_SECONDS (for the balancer
+    // to see it), then in-flight requests get up to SHUTDOWN_TIMEOUT_SECONDS to finish.
+    SHUTDOWN_DELAY_SECONDS: z.coerce.number().int().min(0).max(300).default(0),
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
     TELEMETRY_USER_ID_SECRET: optionalText.pipe(
       z
         .string()
@@ -213,6 +217,13 @@ export interface ServerConfig {
      */
     userIdSecrets: string[] | undefined;
   };
+  /** How a SIGTERM or SIGINT drains the process (docs/replicas.md). */
+  shutdown: {
+    /** Readiness fails this long before the listener closes, so balancers stop sending first. */
+    delayMs: number;
+    /** What requests in flight get to finish before their connections are cut. */
+    timeoutMs: number;
+  };
   /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
   http: {
     requestTimeoutMs: number;
@@ -295,6 +306,10 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
       consent: e.TELEMETRY_CONSENT,
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
+    },
+    shutdown: {
+      delayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
+      timeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
     http: {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,

@@ -72,6 +72,11 @@ export interface SinkCollectorOptions extends CollectorFrontOptions {
 export interface CollectorFront {
   /** Answers POST/OPTIONS on /v2/track and /v2.1/track; calls `next()` for anything else (Express-style). */
   handle(req: IncomingMessage, res: ServerResponse, next?: () => void): void;
+  /**
+   * Whether items can be stored now (for readiness): not closing, the last append succeeded, the sink
+   * not full, and the sink's own check (a store holder reachable) passing.
+   */
+  ready(): Promise<boolean>;
   /** Stops accepting, waits for what the sink was given, closes the sink. */
   close(): Promise<void>;
 }
@@ -224,6 +229,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     log,
   );
   let closing = false;
+  let writeFailing = false;
 
   /** CORS headers for an allowed cross-origin caller; `undefined` when the origin is not allowed. */
   function cors(req: IncomingMessage): Record<string, string> | undefined {
@@ -349,7 +355,9 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       }
       try {
         await sink.append(stored);
+        writeFailing = false;
       } catch (error) {
+        writeFailing = true;
         log('error', `store write failed: ${String(error)}`);
         send(
           res,
@@ -402,6 +410,10 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
 
   return {
     handle,
+    async ready() {
+      if (closing || writeFailing || sink.full() !== undefined) return false;
+      return (await sink.ready?.()) ?? true;
+    },
     async close() {
       closing = true;
       await ingest.close();

@@ -21,6 +21,8 @@ export interface ItemSink {
   backlog(): number;
   /** Why the sink takes nothing at all (its disk quota is reached: answered 507), or undefined. */
   full(): string | undefined;
+  /** Whether the sink can take items now, beyond `full()` (e.g. a store holder answers); for readiness. */
+  ready?(): Promise<boolean>;
   /** Waits for what was appended, then lets go of what the sink holds. */
   close(): Promise<void>;
 }
