@@ -16,7 +16,7 @@ const original = readFileSync(PAGE_FILE, 'utf8');
 let dev: ChildProcess;
 
 test.beforeAll(async () => {
-  test.setTimeout(240_000);
+  test.setTimeout(480_000);
   dev = spawn(
     process.execPath,
     ['node_modules/tsx/dist/cli.mjs', '--conditions=@gatehouse/source', 'apps/server/src/dev.ts'],
@@ -39,7 +39,7 @@ test.beforeAll(async () => {
           (response) => response.status,
           () => 0,
         ),
-      { timeout: 230_000, intervals: [500] },
+      { timeout: 470_000, intervals: [500] },
     )
     .toBe(200);
 });
