@@ -18,6 +18,7 @@ const results = {
 for (const [title, script] of [
   ['Collector throughput', 'bench/collector.mjs'],
   ['Usage dashboard queries over 1,000,000 items', 'bench/usage.mjs'],
+  ['Relay to Azure Monitor (a stand-in endpoint), against the local store', 'bench/relay.mjs'],
 ]) {
   console.log(`\n${title}`);
   const child = spawnSync(process.execPath, [script], { stdio: 'inherit' });

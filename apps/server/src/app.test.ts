@@ -11,9 +11,10 @@ import { loadConfig } from './config.js';
 import { Readiness } from './health.js';
 import { startLoopbackProvider } from './test-support/loopback-provider.js';
 import { asErrorBody } from './test-support/contract.js';
+import { captureLogs } from './test-support/logs.js';
 
 const ASSET = 'console.log("gatehouse");'.repeat(100);
-const lines: string[] = [];
+const logs = captureLogs();
 let server: Server;
 let base: string;
 
@@ -40,7 +41,7 @@ beforeAll(async () => {
     config,
     authority: 'http://127.0.0.1:9',
     webRoot: pathToFileURL(`${webRoot}/`),
-    log: (line) => lines.push(line),
+    logger: logs.logger,
     fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
   });
   server = app.listen(0, '127.0.0.1');
@@ -170,20 +171,58 @@ describe('the app server', () => {
     expect(response.status).toBe(503);
   });
 
-  it('logs the whole API path and the reason of a 401', async () => {
-    await fetch(`${base}/api/me`, { headers: { authorization: 'Basic abc' } });
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        /^GET \/api\/me 401 \d+ms \(The Authorization header is not a bearer or DPoP token\)$/,
-      ),
+  it('logs the whole API path and the reason of a 401, as one JSON line with a request id', async () => {
+    const response = await fetch(`${base}/api/me`, { headers: { authorization: 'Basic abc' } });
+    const reqId = response.headers.get('x-request-id');
+    expect(reqId).toMatch(/^[0-9a-f-]{36}$/);
+    const line = logs.lines.find((entry) => entry.reqId === reqId);
+    expect(line).toMatchObject({
+      level: 'info',
+      method: 'GET',
+      path: '/api/me',
+      status: 401,
+      reason: 'The Authorization header is not a bearer or DPoP token',
+    });
+    expect(line?.msg).toMatch(
+      /^GET \/api\/me 401 \d+ms \(The Authorization header is not a bearer or DPoP token\)$/,
     );
+    expect(new Date(line?.time ?? '').toISOString()).toBe(line?.time);
   });
 
-  it('never logs a query string (it can hold an authorization code)', async () => {
-    await fetch(`${base}/callback?code=SECRET-CODE&state=SECRET-STATE`, { headers: { accept: 'text/html' } });
-    const line = lines.find((entry) => entry.startsWith('GET /callback'));
-    expect(line).toMatch(/^GET \/callback 200 \d+ms$/);
-    expect(lines.join('\n')).not.toContain('SECRET');
+  it('never logs a query string (it can hold an authorization code) nor a token', async () => {
+    const response = await fetch(`${base}/callback?code=SECRET-CODE&state=SECRET-STATE`, {
+      headers: { accept: 'text/html', authorization: 'Bearer SECRET-TOKEN', dpop: 'SECRET-PROOF' },
+    });
+    const line = logs.lines.find((entry) => entry.reqId === response.headers.get('x-request-id'));
+    expect(line?.msg).toMatch(/^GET \/callback 200 \d+ms$/);
+    expect(line?.path).toBe('/callback');
+    const api = await fetch(`${base}/api/me?code=SECRET-CODE`, {
+      headers: { authorization: 'Bearer SECRET-TOKEN.x.y' },
+    });
+    expect(api.status).toBe(503);
+    expect(logs.lines.some((entry) => entry.reqId === api.headers.get('x-request-id'))).toBe(true);
+    expect(logs.text()).not.toContain('SECRET');
+  });
+
+  it("keeps a balancer's safe X-Request-Id and the traceparent's trace id; replaces an unsafe id", async () => {
+    const trace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const kept = await fetch(`${base}/api/nothing`, {
+      headers: { 'x-request-id': 'lb-7f3a.1', traceparent: `00-${trace}-00f067aa0ba902b7-01` },
+    });
+    expect(kept.headers.get('x-request-id')).toBe('lb-7f3a.1');
+    expect(logs.lines.find((entry) => entry.reqId === 'lb-7f3a.1')).toMatchObject({
+      traceId: trace,
+      status: 404,
+    });
+    for (const unsafe of ['a b', 'x'.repeat(65), '{"level":"fatal"}']) {
+      const replaced = await fetch(`${base}/api/nothing`, {
+        headers: { 'x-request-id': unsafe, traceparent: `00-${'0'.repeat(32)}-00f067aa0ba902b7-01` },
+      });
+      const reqId = replaced.headers.get('x-request-id');
+      expect(reqId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(logs.lines.find((entry) => entry.reqId === reqId)).not.toHaveProperty('traceId');
+    }
+    expect(logs.text()).not.toContain('fatal');
   });
 });
 
@@ -200,12 +239,12 @@ describe('an app whose SPA is not built', () => {
     const rejections: unknown[] = [];
     const onRejection = (reason: unknown) => rejections.push(reason);
     process.on('unhandledRejection', onRejection);
-    const log: string[] = [];
+    const logs = captureLogs();
     const app = createApp({
       config: loadConfig({ OIDC_AUTHORITY: 'http://127.0.0.1:9', OIDC_CLIENT_ID: 'gatehouse' }),
       authority: 'http://127.0.0.1:9',
       webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-unbuilt-'))}/`),
-      log: (line) => log.push(line),
+      logger: logs.logger,
       fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
     });
     const unbuilt = app.listen(0, '127.0.0.1');
@@ -217,11 +256,41 @@ describe('an app whose SPA is not built', () => {
         headers: { accept: 'text/html' },
       });
       expect(page.status).toBe(500);
-      expect(log.join('\n')).toMatch(/ENOENT.*index\.html/);
+      expect(logs.lines.find((line) => line.level === 'error')?.msg).toMatch(/ENOENT.*index\.html/);
       expect(rejections).toEqual([]);
     } finally {
       process.off('unhandledRejection', onRejection);
       await new Promise((resolve) => unbuilt.close(resolve));
+    }
+  });
+});
+
+describe('an app behind a proxy (TRUST_PROXY)', () => {
+  it('sends HSTS only when its proxy says https, not when the client wrote it', async () => {
+    const app = createApp({
+      config: loadConfig({
+        OIDC_AUTHORITY: 'http://127.0.0.1:9',
+        OIDC_CLIENT_ID: 'gatehouse',
+        TRUST_PROXY: '1',
+      }),
+      authority: 'http://127.0.0.1:9',
+      webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-proxied-'))}/`),
+      fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
+    });
+    const proxied = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => proxied.once('listening', resolve));
+      const hsts = async (proto: string) =>
+        (
+          await fetch(`http://127.0.0.1:${(proxied.address() as AddressInfo).port}/api/openapi.json`, {
+            headers: { 'X-Forwarded-Proto': proto },
+          })
+        ).headers.get('strict-transport-security');
+      expect(await hsts('https')).toContain('max-age=');
+      // The client's own "https", followed by the proxy's "http": the request came over plain http.
+      expect(await hsts('https, http')).toBeNull();
+    } finally {
+      await new Promise((resolve) => proxied.close(resolve));
     }
   });
 });
@@ -232,7 +301,6 @@ describe('probes', () => {
       config: loadConfig({ OIDC_AUTHORITY: options.authority, OIDC_CLIENT_ID: 'gatehouse' }),
       authority: options.authority,
       webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-probes-'))}/`),
-      log: () => undefined,
       readiness: options.readiness,
     });
     const probed = app.listen(0, '127.0.0.1');

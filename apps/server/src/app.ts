@@ -1,18 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
-import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
+import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import type { DevWeb } from './dev-web.js';
+import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
+import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter } from './usage.js';
+import { createUsageRouter, type UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -20,14 +22,22 @@ export interface AppOptions {
   authority: string;
   /** The built SPA (apps/web/dist). */
   webRoot: URL;
-  log?: (line: string) => void;
+  /** Where the access log and errors go (log.ts); default: nowhere. */
+  logger?: Logger;
   fetchImpl?: typeof fetch;
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
-  usage?: UsageQueries;
+  usage?: UsageQueries | undefined;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
-  analytics?: AnalyticsQueries;
+  analytics?: AnalyticsQueries | undefined;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
+  usageSource?: UsageSource;
+  /**
+   * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
+   * process (docs/decisions/0041); undefined when it serves no other replica.
+   */
+  internalApi?: ((req: Request, res: Response, next: () => void) => void) | undefined;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
   /** Development (`npm run dev`): the SPA from its sources through Vite instead of `webRoot`'s build. */
@@ -37,9 +47,12 @@ export interface AppOptions {
    * Default: a readiness of its own with only that check.
    */
   readiness?: Readiness;
+  /** Where accepted DPoP proofs are remembered: Redis for every replica (shared-state.ts); default this process. */
+  replay?: ReplayTable;
 }
 
-const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
+const INGESTION_PATH = /^\/(v2(\.1)?\/track|internal\/collector\/append)$/;
 /** Probed every few seconds by each balancer: only their failures are news in the access log. */
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
@@ -86,12 +99,12 @@ export function embedJson(value: unknown): string {
 
 export function createApp(options: AppOptions) {
   const { config, authority } = options;
-  const log = options.log ?? ((line: string) => console.info(line));
+  const logger = options.logger ?? silentLogger;
   const metadata = new ProviderMetadataCache(authority, options.fetchImpl);
   // Learn the provider's endpoints early, for the Content-Security-Policy; failure is retried later.
   metadata
     .get()
-    .catch((error: unknown) => log(`warning: identity provider discovery failed: ${String(error)}`));
+    .catch((error: unknown) => logger.warn(`identity provider discovery failed: ${String(error)}`));
   const verify = createTokenVerifier({
     issuer: authority,
     audience: config.oidc.audience,
@@ -106,7 +119,7 @@ export function createApp(options: AppOptions) {
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
-    verify: createDpopVerifier({ nonces }),
+    verify: createDpopVerifier({ nonces, ...(options.replay ? { replay: options.replay } : {}) }),
     required: config.dpop.mode === 'required',
     publicOrigin: config.publicOrigin,
     nonces,
@@ -114,7 +127,7 @@ export function createApp(options: AppOptions) {
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  trustProxies(app, config.trustProxy);
   const { devWeb } = options;
   // Development only: Vite's client and React's refresh preamble are inline scripts, and its styles are
   // <style> elements; each carries this request's nonce, and the HMR websocket is on this origin (ADR 0055).
@@ -133,16 +146,25 @@ export function createApp(options: AppOptions) {
     });
   }
 
-  // Access log: method, path and status only; a query string can carry an authorization code. The path
-  // is read now, as routers rewrite req.path (`/me` inside the /api router); a refusal says why.
+  // Access log: method, path and status only; a query string can carry an authorization code, and no
+  // header is logged (Authorization, DPoP, cookies). The path is read now, as routers rewrite req.path
+  // (`/me` inside the /api router); a refusal says why. Every line about a request carries its id (the
+  // balancer's X-Request-Id when safe, echoed back) and the W3C trace id when the request has one.
   app.use((req, res, next) => {
     const started = performance.now();
     const path = req.path;
+    const ids = { reqId: requestId(req), traceId: traceId(req) };
+    res.locals.logIds = ids;
+    res.set('X-Request-Id', ids.reqId);
     res.on('finish', () => {
       // Accepted telemetry batches arrive every few seconds per visitor: only their failures are news.
       if (res.statusCode < 300 && (INGESTION_PATH.test(path) || PROBE_PATHS.has(path))) return;
-      const reason = typeof res.locals.authFailure === 'string' ? ` (${res.locals.authFailure})` : '';
-      log(`${req.method} ${path} ${res.statusCode} ${Math.round(performance.now() - started)}ms${reason}`);
+      const reason = typeof res.locals.authFailure === 'string' ? res.locals.authFailure : undefined;
+      const ms = Math.round(performance.now() - started);
+      logger[res.statusCode >= 500 ? 'warn' : 'info'](
+        { ...ids, method: req.method, path, status: res.statusCode, ms, reason },
+        `${req.method} ${path} ${res.statusCode} ${ms}ms${reason ? ` (${reason})` : ''}`,
+      );
     });
     next();
   });
@@ -197,6 +219,8 @@ export function createApp(options: AppOptions) {
     }, next);
   });
 
+  // --- the store holder's internal API, for the other replicas: nothing under it without the token ---
+  if (options.internalApi) app.use(options.internalApi);
   // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
   if (options.collector) app.use(options.collector.handle);
 
@@ -233,6 +257,7 @@ export function createApp(options: AppOptions) {
         verify,
         queries: options.usage,
         analytics: options.analytics,
+        source: options.usageSource,
         isVerifiedUser,
         dpop,
       }),
@@ -244,10 +269,14 @@ export function createApp(options: AppOptions) {
   app.use('/api', api);
 
   const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    if (error instanceof StoreUnavailable) {
+      // Another replica holds the store and cannot answer now (restarting): the dashboard asks again.
+      res.status(503).set('Retry-After', '5').json(errorBody('store_unavailable', error.message));
+      return;
+    }
     const status =
       (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
-    if (status >= 500)
-      log(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (status >= 500) logger.error({ ...res.locals.logIds, err: error }, String(error));
     // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
     res
       .status(status)

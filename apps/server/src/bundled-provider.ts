@@ -1,7 +1,7 @@
 import type { ServerConfig } from './config.js';
 
 /** Starts the local OpenID provider (apps/dev-idp) as the configuration describes it. */
-export async function startBundledProvider(config: ServerConfig) {
+export async function startBundledProvider(config: ServerConfig, log: (line: string) => void) {
   const { startDevIdp } = await import('@gatehouse/dev-idp');
   return startDevIdp({
     port: config.devIdp.port,
@@ -11,6 +11,7 @@ export async function startBundledProvider(config: ServerConfig) {
     testControls: config.devIdp.testControls,
     accessTokenFormat: config.devIdp.accessTokenFormat,
     dpop: config.devIdp.dpop,
+    log,
     rolesClaim: config.devIdp.rolesClaim,
     ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
     ...(config.devIdp.testControlsSecret === undefined

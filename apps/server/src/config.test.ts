@@ -111,6 +111,14 @@ describe('loadConfig', () => {
     ).toEqual({ client_id: 'api', client_secret: 's' });
   });
 
+  it('trusts no proxy unless told, then exactly the number of proxies given (one by default)', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '0' })).toThrow(/TRUST_PROXY_HOPS/);
+  });
+
   it('serves https with a certificate and key, both or neither', () => {
     expect(loadConfig({}).tls).toBeUndefined();
     const config = loadConfig({
@@ -131,12 +139,60 @@ describe('loadConfig', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
     const config = loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value });
-    expect(config.telemetry).toEqual({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry).toMatchObject({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry.relay).toBeUndefined();
+  });
+
+  it('relays through this origin: the browser gets the key and this origin, the relay the real endpoint', () => {
+    const value =
+      'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
+    const config = loadConfig({
+      APPLICATIONINSIGHTS_CONNECTION_STRING: value,
+      TELEMETRY_RELAY: 'true',
+      TELEMETRY_RELAY_LOCAL_COPY: 'true',
+      TELEMETRY_RELAY_MAX_MB: '10',
+      PUBLIC_ORIGIN: 'https://app.example.com',
+      OIDC_AUTHORITY: 'https://idp.example.com',
+      OIDC_CLIENT_ID: 'g',
+    });
+    expect(config.telemetry).toMatchObject({
+      connectionString:
+        'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://app.example.com/',
+      external: false,
+      relay: { connectionString: value, maxBytes: 10 * 1024 * 1024, maxRetryMs: 300_000, localCopy: true },
+    });
+    expect(config.collector.instrumentationKeys).toEqual(['0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9']);
+  });
+
+  it('refuses a relay without a connection string, a copy without a relay, a relay over plain http', () => {
+    expect(() => loadConfig({ TELEMETRY_RELAY: 'true' })).toThrow(
+      /TELEMETRY_RELAY: needs APPLICATIONINSIGHTS/,
+    );
+    expect(() => loadConfig({ TELEMETRY_RELAY_LOCAL_COPY: '1' })).toThrow(/needs TELEMETRY_RELAY=true/);
+    const plain = 'InstrumentationKey=k;IngestionEndpoint=http://ingest.example.com/';
+    expect(() => loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: plain })).toThrow(
+      /IngestionEndpoint must use https for the relay/,
+    );
+    const loopback = 'InstrumentationKey=k;IngestionEndpoint=http://127.0.0.1:9999/';
+    expect(
+      loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: loopback }).telemetry.relay,
+    ).toBeDefined();
+  });
+
+  it('reads the dashboard from a Log Analytics workspace when one is named', () => {
+    expect(loadConfig({}).telemetry.logAnalytics).toBeUndefined();
+    const config = loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: '11111111-2222-3333-4444-555555555555' });
+    expect(config.telemetry.logAnalytics).toEqual({
+      workspaceId: '11111111-2222-3333-4444-555555555555',
+      endpoint: undefined,
+      resourceId: undefined,
+    });
+    expect(() => loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: 'my-workspace' })).toThrow(/a GUID/);
   });
 
   it('points telemetry at the built-in collector when no connection string is set', () => {
     const config = loadConfig({ PORT: '8080', TELEMETRY_CONSENT: 'implied', TELEMETRY_RETENTION_DAYS: '30' });
-    expect(config.telemetry).toEqual({
+    expect(config.telemetry).toMatchObject({
       connectionString: `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=http://localhost:8080/`,
       external: false,
       consent: 'implied',
@@ -182,5 +238,55 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TELEMETRY_MAX_ITEMS_PER_REQUEST: '0' })).toThrow(
       /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
     );
+  });
+  it('takes the store holder settings of several replicas, and refuses them incomplete or in clear', () => {
+    const token = 'x'.repeat(32);
+    const secret = 'y'.repeat(32);
+    expect(loadConfig({}).collector).toMatchObject({ forwardTo: undefined, token: undefined });
+    const replica = loadConfig({
+      COLLECTOR_URL: 'http://10.0.0.5:3000',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    });
+    expect(replica.collector).toMatchObject({ forwardTo: 'http://10.0.0.5:3000', token });
+    expect(() => loadConfig({ COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_TOKEN: is required when COLLECTOR_URL is set/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: 'short', TELEMETRY_USER_ID_SECRET: secret })).toThrow(
+      /COLLECTOR_TOKEN: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: token })).toThrow(/TELEMETRY_USER_ID_SECRET: is required/);
+    expect(() =>
+      loadConfig({ COLLECTOR_TOKEN: token, TELEMETRY_USER_ID_SECRET: secret, API_DPOP_NONCES: '1' }),
+    ).toThrow(/API_DPOP_NONCE_SECRET: is required/);
+    const production = {
+      NODE_ENV: 'production',
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    };
+    expect(() => loadConfig({ ...production, COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_URL: must use https when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...production, COLLECTOR_URL: 'http://127.0.0.1:3000' }).collector.forwardTo).toBe(
+      'http://127.0.0.1:3000',
+    );
+  });
+
+  it('takes REDIS_URL: rediss, or plain redis only on loopback in production; none by default', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'http://cache.example.com' })).toThrow(/REDIS_URL/);
+    const production = { NODE_ENV: 'production', ALLOW_BUNDLED_DEV_IDP: '1' };
+    expect(() => loadConfig({ ...production, REDIS_URL: 'redis://10.0.0.7:6379' })).toThrow(
+      /REDIS_URL: must use rediss when NODE_ENV=production .*only a loopback address may use redis$/m,
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'rediss://:pw@cache.example.com:6380' }).redisUrl).toBe(
+      'rediss://:pw@cache.example.com:6380',
+    );
+    // Outside production, any Redis (a developer's, on another machine) is taken.
+    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.7:6379' }).redisUrl).toBe('redis://10.0.0.7:6379');
   });
 });

@@ -32,7 +32,7 @@ async function dev() {
   const env: NodeJS.ProcessEnv = { ...process.env };
   let provider: Awaited<ReturnType<typeof startBundledProvider>> | undefined;
   if (config.oidc.authority === undefined) {
-    provider = await startBundledProvider(config);
+    provider = await startBundledProvider(config, (line) => console.info(`dev-idp: ${line}`));
     // The app server restarts; the provider it was given does not, nor the sessions it holds.
     Object.assign(env, {
       OIDC_AUTHORITY: provider.issuer,

@@ -60,7 +60,6 @@ describe('listen', () => {
       config,
       authority: 'http://127.0.0.1:9',
       webRoot: pathToFileURL(`${webRoot}/`),
-      log: () => undefined,
       fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
     });
     const server = await listen(app, 0, config.tls, defaultHttpLimits, '127.0.0.1');

@@ -1,42 +1,69 @@
 #!/usr/bin/env node
-import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
+import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DevWeb } from './dev-web.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
+import { createLogger } from './log.js';
+import { SharedState } from './shared-state.js';
 import { trackRequests } from './shutdown.js';
+import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
+import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
   const config = loadConfig(process.env);
+  const logger = createLogger(config.logLevel);
   const closers: Array<() => Promise<void>> = [];
   let authority = config.oidc.authority;
 
   if (authority === undefined) {
-    const idp = await startBundledProvider(config);
+    const idp = await startBundledProvider(config, (line) => logger.info({ component: 'dev-idp' }, line));
     closers.push(() => idp.close());
     authority = idp.issuer;
   }
 
-  const collector = await createCollector({
-    dataDir: config.collector.dataDir,
-    instrumentationKeys: config.collector.instrumentationKeys,
-    allowedOrigins: [config.publicOrigin],
-    retentionDays: config.collector.retentionDays,
-    ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
-    ...(config.collector.maxItemsPerSecondPerSource
-      ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
-      : {}),
-    maxItemsPerRequest: config.collector.maxItemsPerRequest,
-    maxStoreBytes: config.collector.maxStoreBytes,
-    // The same client address Express's `trust proxy` gives the rest of the app.
-    trustProxy: config.trustProxy,
-    log: (level, message) => (level === 'info' ? console.info : console.warn)(`collector: ${message}`),
-  });
-  closers.push(() => collector.close());
+  // What replicas must agree on (docs/decisions/0062): in Redis when configured, else in this process.
+  const shared =
+    config.redisUrl === undefined ? undefined : new SharedState({ url: config.redisUrl, logger });
+  await shared?.connect();
+  if (!shared && config.collector.token !== undefined) {
+    logger.warn(
+      'several replicas (COLLECTOR_TOKEN) without REDIS_URL: each keeps its own DPoP replay table and ' +
+        'rate limits, so a proof refused by one is accepted by another (docs/replicas.md)',
+    );
+  }
+  const { maxItemsPerSecond, maxItemsPerSecondPerSource } = config.collector;
+  const telemetry = await startTelemetryStore(
+    config,
+    (level, message) => logger[level]({ component: 'collector' }, message),
+    shared && (maxItemsPerSecond || maxItemsPerSecondPerSource)
+      ? shared.rateLimiter(maxItemsPerSecond, maxItemsPerSecondPerSource)
+      : undefined,
+  );
+  closers.push(() => telemetry.collector.close());
+  // Last: the requests drained and the collector flushed may still check proofs and take tokens.
+  if (shared) closers.push(() => shared.close());
+
+  // The dashboard's source: the workspace when one is configured, else the local store (if any).
+  const { logAnalytics } = config.telemetry;
+  let { usage, analytics } = telemetry;
+  let source: UsageSource | undefined = usage ? { kind: 'local' } : undefined;
+  if (logAnalytics) {
+    const workspace = createLogAnalyticsQueries(
+      await logAnalyticsRunner({
+        workspaceId: logAnalytics.workspaceId,
+        ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
+      }),
+      { resourceId: logAnalytics.resourceId },
+    );
+    usage = workspace.usage;
+    analytics = workspace.analytics;
+    source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
+  }
 
   // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
   const devWeb = process.argv.includes('--dev')
@@ -44,45 +71,61 @@ async function main() {
     : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
-      (state === 'ok' ? console.info : console.warn)(
+      logger[state === 'ok' ? 'info' : 'warn'](
+        { component: 'readiness', check: name, state, reason },
         `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
       ),
   });
-  readiness.add('store', () => collector.ready());
+  readiness.add('store', () => telemetry.ready());
+  if (shared) readiness.add('redis', () => shared.ping());
 
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
     devWeb,
-    collector,
-    usage: collector.usage,
-    analytics: collector.analytics,
+    collector: telemetry.collector,
+    usage,
+    analytics,
+    ...(source ? { usageSource: source } : {}),
+    internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
+    logger,
+    ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
   await devWeb?.listening(server);
   const requests = trackRequests(server);
 
-  console.info(`Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`);
-  console.info(
-    `Identity provider: ${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`,
-  );
-  console.info('Press Ctrl-C to stop.');
+  const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
+  const provider = `${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`;
+  if (process.stdout.isTTY) {
+    // `npm start` in a terminal: a banner for the person who typed it.
+    console.info(`${running}\nIdentity provider: ${provider}\nPress Ctrl-C to stop.`);
+  } else {
+    logger.info({ publicOrigin: config.publicOrigin, port: config.port, authority }, running);
+  }
+  if (telemetry.role === 'forwarding')
+    logger.info(
+      { collectorUrl: config.collector.forwardTo },
+      'telemetry store: held by the store holder, forwarding to it',
+    );
+  else if (telemetry.role === 'store holder')
+    logger.info('telemetry store: held here, and served to the other replicas (COLLECTOR_TOKEN)');
 
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
       // A second Ctrl-C: do not wait for the requests in flight (the store is still flushed).
-      console.info(`${signal} received again: cutting ${requests.inFlight} requests in flight.`);
+      logger.warn(`${signal} received again: cutting ${requests.inFlight} requests in flight.`);
       requests.cut();
       return;
     }
     stopping = true;
     const { delayMs, timeoutMs } = config.shutdown;
-    console.info(
+    logger.info(
       `${signal} received: draining (readiness fails now; the listener closes in ${delayMs / 1000} s, ` +
         `requests in flight get ${timeoutMs / 1000} s).`,
     );
@@ -94,12 +137,15 @@ async function main() {
       await devWeb?.close();
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const { cut } = await requests.drain(timeoutMs);
-      if (cut > 0)
-        console.warn(
+      if (cut > 0) {
+        logger.warn(
           `shutdown: ${cut} requests were still in flight after ${timeoutMs / 1000} s and were cut.`,
         );
-      for (const close of closers) await close().catch((error: unknown) => console.warn(String(error)));
-      console.info('stopped.');
+      }
+      for (const close of closers) {
+        await close().catch((error: unknown) => logger.warn({ err: error }, `shutdown: ${String(error)}`));
+      }
+      logger.info('stopped.');
       process.exit(0);
     })();
   };

@@ -126,9 +126,28 @@ export const tileKeys = [
 ] as const;
 export type TileKey = (typeof tileKeys)[number];
 
+/** Where the dashboard's figures come from, and how fresh they are (ADR 0050). */
+export const usageSourceSchema = z
+  .strictObject({
+    kind: z.enum(['local', 'log-analytics']).meta({
+      description:
+        "local: this server's own store; log-analytics: Azure Monitor Logs (KQL over the workspace)",
+    }),
+    latestItem: time
+      .nullable()
+      .optional()
+      .meta({ description: 'The newest item the source holds (log-analytics: of the last hour)' }),
+    ingestionDelayMs: z.number().nullable().optional().meta({
+      description: 'Median time from an item to its being queryable, over the last hour (log-analytics)',
+    }),
+  })
+  .meta({ id: 'UsageSource' });
+export type UsageSourceInfo = z.infer<typeof usageSourceSchema>;
+
 export const overviewSchema = z
   .strictObject({
     ...period,
+    source: usageSourceSchema.optional(),
     previousFrom: time.meta({ description: 'Start of the previous period (which ends at from)' }),
     tiles: z.strictObject(
       Object.fromEntries(tileKeys.map((key) => [key, tileSchema])) as Record<TileKey, typeof tileSchema>,

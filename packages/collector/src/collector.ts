@@ -5,10 +5,18 @@ import { countItems } from './count-items.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { selectPacked, type PackedItems } from './packed.js';
-import { RateLimits } from './rate-limit.js';
+import { RateLimits, type RateLimiter } from './rate-limit.js';
+import { clientAddress } from './source-address.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
-import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
+import {
+  openStoreSink,
+  SinkFull,
+  SinkUnavailable,
+  type ItemSink,
+  type StoreSink,
+  type StoreSinkOptions,
+} from './store-sink.js';
 import type { TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -37,11 +45,16 @@ export interface CollectorFrontOptions {
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
   /**
-   * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
-   * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
-   * Otherwise the connection's address. Default false.
+   * Buckets of the caller's (shared by every replica through Redis) instead of this process's; the two
+   * rates above are then the caller's to apply.
    */
-  trustProxy?: boolean;
+  rateLimiter?: RateLimiter;
+  /**
+   * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
+   * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
+   * write, so a limit keyed on them could be dodged. Otherwise the connection's address. Default none.
+   */
+  trustProxy?: boolean | number;
   /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
   retryAfterSeconds?: number;
   /** Items older than this many days are refused (and deleted by the store). Default 90; 0 keeps everything. */
@@ -84,6 +97,8 @@ export interface CollectorFront {
 /** A collector holding the embedded store, with the store's queries. */
 export interface Collector extends CollectorFront {
   store: TelemetryStore;
+  /** The store's sink, which a store holder's internal API also appends to (store-holder.ts). */
+  sink: StoreSink;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
@@ -203,7 +218,7 @@ export async function createCollector(
   if (options.sink) return createFront(options, options.sink);
   const sink = await openStoreSink({ ...options, log });
   const { store, usage, analytics } = sink;
-  return { ...createFront(options, sink), store, usage, analytics };
+  return { ...createFront(options, sink), sink, store, usage, analytics };
 }
 
 function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {
@@ -212,10 +227,11 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
   const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
   const origins = new Set(options.allowedOrigins);
-  const rateLimits =
-    options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
+  const rateLimits: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
-      : undefined;
+      : undefined);
   const retentionDays = options.retentionDays ?? 90;
   const ingest = startIngest(
     {
@@ -255,21 +271,19 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
     log('warn', `store is behind (${sink.backlog()} items waiting); answered 503 to ${requests(times)}`),
   );
+  // A sink that cannot take items says it for every request until it is back: said every 10 s.
+  let unavailableBecause = '';
+  const logUnavailable = throttled(LOG_INTERVAL_MS, (times) =>
+    log('warn', `${unavailableBecause}; answered 503 to ${requests(times)}`),
+  );
   let fullBecause = '';
   const logFull = throttled(LOG_INTERVAL_MS, (times) =>
     log('error', `store is full: ${fullBecause}; answered 507 to ${requests(times)}`),
   );
 
+  const proxyHops = options.trustProxy === true ? 1 : options.trustProxy || 0;
   /** The client's address, for per-source limits. */
-  function source(req: IncomingMessage): string {
-    if (options.trustProxy) {
-      // Node joins repeated X-Forwarded-For headers with ', ', so the last entry is the proxy's.
-      const forwarded = String(req.headers['x-forwarded-for'] ?? '');
-      const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-      if (last) return last;
-    }
-    return req.socket.remoteAddress ?? '';
-  }
+  const source = (req: IncomingMessage) => clientAddress(req, proxyHops);
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
     const full = sink.full();
@@ -333,7 +347,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     let stored = result.accepted;
     let answer: BreezeResponse | undefined;
     if (accepted > 0 && rateLimits) {
-      const { granted, retryAfter } = rateLimits.grant(source(req), accepted);
+      const { granted, retryAfter } = await rateLimits.grant(source(req), accepted);
       const wait = { ...headers, 'Retry-After': String(retryAfter) };
       if (granted === 0) {
         send(res, 429, retryLater(received, errors, 429, TOO_MANY), wait);
@@ -357,14 +371,24 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
         await sink.append(stored);
         writeFailing = false;
       } catch (error) {
-        writeFailing = true;
-        log('error', `store write failed: ${String(error)}`);
-        send(
-          res,
-          503,
-          retryLater(received, errors, 503, 'Store is unavailable; retry later.'),
-          busy(headers),
-        );
+        if (error instanceof SinkFull) {
+          fullBecause = error.message;
+          logFull();
+          send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
+          return;
+        }
+        let wait = busy(headers);
+        if (error instanceof SinkUnavailable) {
+          unavailableBecause = error.message;
+          logUnavailable();
+          if (error.retryAfterSeconds !== undefined)
+            wait = { ...headers, 'Retry-After': String(error.retryAfterSeconds) };
+        } else {
+          // The local store could not write: readiness fails until a write succeeds again.
+          writeFailing = true;
+          log('error', `store write failed: ${String(error)}`);
+        }
+        send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), wait);
         return;
       }
     }

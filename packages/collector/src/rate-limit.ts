@@ -48,7 +48,15 @@ export interface Grant {
   retryAfter: number;
 }
 
-export class RateLimits {
+/**
+ * Takes up to `count` (the cost) from the buckets of `source` (a key the caller chose) and the global
+ * one: in this process (RateLimits) or shared by every replica (the server's Redis buckets).
+ */
+export interface RateLimiter {
+  grant(source: string, count: number): Grant | Promise<Grant>;
+}
+
+export class RateLimits implements RateLimiter {
   private readonly global: TokenBucket | undefined;
   private readonly sources = new Map<string, TokenBucket>();
 

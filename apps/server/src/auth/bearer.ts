@@ -22,7 +22,8 @@ import {
   DPOP_ALGORITHMS,
   DpopNonceError,
   DpopProofError,
-  DpopReplayCacheFullError,
+  DpopReplayCheckUnavailableError,
+  DpopTooManyProofsError,
   type DpopNonces,
   type DpopVerifier,
 } from './dpop.js';
@@ -99,11 +100,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   });
 
   async function verifyJwt(token: string, header: ProtectedHeaderParameters): Promise<ApiUser> {
-    const { jwks_uri } = await metadata();
+    const { jwks_uri, accessTokenAlgorithms } = await metadata();
     jwks ??= createRemoteJWKSet(new URL(jwks_uri));
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, jwks, {
+        // Only what the provider signs with, never `none` or HS* (provider-metadata.ts).
+        algorithms: accessTokenAlgorithms,
         issuer: options.issuer,
         audience: options.audience,
         requiredClaims: ['sub', 'exp'],
@@ -240,6 +243,8 @@ function describe(error: unknown, audience: string): string {
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The access token signature is invalid';
   if (error instanceof errors.JWKSNoMatchingKey) return 'The access token is signed with an unknown key';
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return "The access token is signed with an algorithm the provider's discovery does not list";
   return 'The access token is malformed';
 }
 
@@ -343,8 +348,18 @@ export function requireAccessToken(
       res.locals.accessToken = token;
       next();
     } catch (error) {
-      if (error instanceof DpopReplayCacheFullError) {
+      if (error instanceof DpopReplayCheckUnavailableError) {
+        res.locals.authFailure = error.message;
         res.set('Retry-After', '5').status(503).json(errorBody(error.code, error.message));
+        return;
+      }
+      if (error instanceof DpopTooManyProofsError) {
+        // This key only: every other key's requests go on (issue 24).
+        res.locals.authFailure = error.message;
+        res
+          .set('Retry-After', String(error.retryAfterSeconds))
+          .status(429)
+          .json(errorBody(error.code, error.message));
         return;
       }
       if (!(error instanceof Refusal)) {

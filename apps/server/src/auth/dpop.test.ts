@@ -6,6 +6,7 @@ import {
   DpopNonces,
   DpopProofError,
   DpopReplayCacheFullError,
+  DpopTooManyProofsError,
   sameTarget,
   type DpopRequest,
 } from './dpop.js';
@@ -159,6 +160,53 @@ describe('a DPoP proof (RFC 9449 section 4.3)', () => {
     await expect(verify(await request())).rejects.toBeInstanceOf(DpopReplayCacheFullError);
     // Once the window has passed, the old entries go and new proofs are taken again.
     now = NOW + 306;
+    await expect(verify(await request({ proof: await proof({ iat: now }) }))).resolves.toBeUndefined();
+  });
+});
+
+describe('one key cannot use up the replay table (issue 24)', () => {
+  const otherRequest = async (): Promise<DpopRequest> => ({
+    proof: await makeDpopProof(
+      otherKey,
+      { method: 'GET', url: URL_, accessToken: TOKEN },
+      { claims: { iat: NOW } },
+    ),
+    method: 'GET',
+    url: URL_,
+    accessToken: TOKEN,
+    boundKey: otherKey.jkt,
+  });
+
+  it("refuses a flooding key's proofs past its share (429), while another key's calls keep succeeding", async () => {
+    const verify = verifier({ maxRememberedProofs: 20, maxProofsPerKey: 5 });
+    const outcomes: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      outcomes.push(
+        await verify(await request()).then(
+          () => 'ok',
+          (error: unknown) => (error as Error).name,
+        ),
+      );
+    }
+    expect(outcomes.filter((outcome) => outcome === 'ok')).toHaveLength(5);
+    expect(new Set(outcomes.slice(5))).toEqual(new Set(['DpopTooManyProofsError']));
+    const refused = await verify(await request()).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DpopTooManyProofsError);
+    // Its oldest proof (iat NOW) is forgotten 305 s later.
+    expect((refused as DpopTooManyProofsError).retryAfterSeconds).toBe(305);
+    for (let i = 0; i < 5; i++) await expect(verify(await otherRequest())).resolves.toBeUndefined();
+  });
+
+  it('forgets every expired proof, even behind one dated ahead at the front', async () => {
+    let now = NOW;
+    const verify = createDpopVerifier({ now: () => now, maxRememberedProofs: 3 });
+    // First in: a proof dated 5 s ahead (allowed clock skew), so it expires last.
+    await verify(await request({ proof: await proof({ iat: NOW + 5 }) }));
+    await verify(await request());
+    await verify(await request());
+    // 306 s on: the two behind it have expired, the first has not.
+    now = NOW + 306;
+    await expect(verify(await request({ proof: await proof({ iat: now }) }))).resolves.toBeUndefined();
     await expect(verify(await request({ proof: await proof({ iat: now }) }))).resolves.toBeUndefined();
   });
 });

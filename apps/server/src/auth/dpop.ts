@@ -37,11 +37,36 @@ export class DpopNonceError extends Error {
   }
 }
 
-/** Too many proofs are being remembered to tell a replay: refuse rather than forget one. */
-export class DpopReplayCacheFullError extends Error {
-  override readonly name = 'DpopReplayCacheFullError';
+/**
+ * The replay check cannot be made (the table is full, or Redis does not answer): the proof is refused,
+ * never let through unchecked (RFC 9449 section 11.1; docs/decisions/0046).
+ */
+export class DpopReplayCheckUnavailableError extends Error {
+  override readonly name: string = 'DpopReplayCheckUnavailableError';
   readonly code = 'temporarily_unavailable';
   readonly status = 503;
+}
+
+/** Too many proofs are being remembered to tell a replay: refuse rather than forget one. */
+export class DpopReplayCacheFullError extends DpopReplayCheckUnavailableError {
+  override readonly name = 'DpopReplayCacheFullError';
+}
+
+/**
+ * One key sent more proofs within the window than any client needs: its next proofs are refused until
+ * its oldest expire, so that it cannot use up the table the other keys need (issue 24).
+ */
+export class DpopTooManyProofsError extends Error {
+  override readonly name = 'DpopTooManyProofsError';
+  readonly code = 'too_many_requests';
+  readonly status = 429;
+  constructor(
+    message: string,
+    /** Whole seconds until this key's oldest remembered proof expires. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
 }
 
 /** What the request shows about itself, as the client saw it (behind a proxy: the public URL). */
@@ -61,8 +86,12 @@ export interface DpopVerifierOptions {
   maxAgeSeconds?: number;
   /** How far `iat` may lie in the future (clock skew), in seconds. */
   futureSkewSeconds?: number;
-  /** Replays are told apart for at most this many proofs at a time. */
+  /** Replays are told apart for at most this many proofs at a time (the in-memory table). */
   maxRememberedProofs?: number;
+  /** Proofs of one key remembered at most; past it that key is refused (429) until its oldest expire. */
+  maxProofsPerKey?: number;
+  /** Where accepted proofs are remembered; default a table in this process (one replica). */
+  replay?: ReplayTable;
   /** Server-issued nonces (section 9); without them, freshness rests on `iat` and `jti` alone. */
   nonces?: DpopNonces | undefined;
   now?: () => number;
@@ -83,7 +112,9 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
   const maxAge = options.maxAgeSeconds ?? 300;
   const skew = options.futureSkewSeconds ?? 5;
   const now = options.now ?? (() => Date.now() / 1000);
-  const seen = new ProofIds(options.maxRememberedProofs ?? 100_000);
+  const seen =
+    options.replay ??
+    new MemoryReplayTable(options.maxRememberedProofs ?? 100_000, options.maxProofsPerKey ?? 1_000);
 
   return async (request) => {
     if (request.proof.includes(',')) throw new DpopProofError('More than one DPoP proof was sent');
@@ -126,7 +157,7 @@ export function createDpopVerifier(options: DpopVerifierOptions = {}): DpopVerif
       throw new DpopProofError('The DPoP proof is signed with a key the access token is not bound to');
     }
     // Last, so that only proofs good in every other way take a place in the table.
-    seen.remember(`${thumbprint}.${jti}`, iat + maxAge + skew, time);
+    await seen.remember(thumbprint, jti, iat + maxAge + skew, time);
   };
 }
 
@@ -152,25 +183,87 @@ export function sameTarget(htu: string, requestUrl: string): boolean {
   }
 }
 
-/** The proofs accepted within the window, to refuse the same proof twice (section 11.1). */
-class ProofIds {
-  private readonly expiry = new Map<string, number>();
-  constructor(private readonly limit: number) {}
+/**
+ * The proofs accepted within the window, to refuse the same proof twice (section 11.1): in this process,
+ * or in Redis for every replica (shared-state.ts). Times are seconds since the epoch.
+ */
+export interface ReplayTable {
+  /**
+   * Remembers proof `jti` of key `jkt` until `expiresAt`. Rejects with DpopProofError when it was already
+   * used, DpopTooManyProofsError when the key has too many live proofs, and
+   * DpopReplayCheckUnavailableError when the check cannot be made.
+   */
+  remember(jkt: string, jti: string, expiresAt: number, now: number): Promise<void>;
+}
 
-  remember(id: string, expiresAt: number, now: number): void {
-    if (this.expiry.has(id)) throw new DpopProofError('The DPoP proof was already used (jti)');
-    if (this.expiry.size >= this.limit) {
-      // Entries arrive roughly in expiry order: drop expired ones from the front, stop at a live one
-      // (an expired entry kept behind it only costs memory, never lets a replay through).
-      for (const [key, at] of this.expiry) {
-        if (at > now) break;
-        this.expiry.delete(key);
+/** Seconds between two sweeps of the whole table, at most (a full table is swept at most this often). */
+const SWEEP_INTERVAL_SECONDS = 1;
+
+export class MemoryReplayTable implements ReplayTable {
+  /** Per key thumbprint, its proofs' expiry by `jti`. */
+  private readonly byKey = new Map<string, Map<string, number>>();
+  private size = 0;
+  private lastSweep = -Infinity;
+
+  constructor(
+    private readonly limit: number,
+    private readonly perKeyLimit: number,
+  ) {}
+
+  remember(jkt: string, jti: string, expiresAt: number, now: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.add(jkt, jti, expiresAt, now);
+      resolve();
+    });
+  }
+
+  /** Proofs remembered (for tests). */
+  get remembered(): number {
+    return this.size;
+  }
+
+  private add(jkt: string, jti: string, expiresAt: number, now: number): void {
+    let proofs = this.byKey.get(jkt);
+    if (proofs?.has(jti)) throw new DpopProofError('The DPoP proof was already used (jti)');
+    if (proofs && proofs.size >= this.perKeyLimit) {
+      this.sweepKey(jkt, proofs, now);
+      if (proofs.size >= this.perKeyLimit) {
+        const oldest = Math.min(...proofs.values());
+        throw new DpopTooManyProofsError(
+          'Too many DPoP proofs with this key in the last minutes; wait before the next request',
+          Math.max(1, Math.ceil(oldest - now)),
+        );
       }
-      if (this.expiry.size >= this.limit) {
+    }
+    if (this.size >= this.limit || now - this.lastSweep >= 60) {
+      // Every expired entry goes, wherever it stands: one proof dated ahead must not keep the rest.
+      if (now - this.lastSweep >= SWEEP_INTERVAL_SECONDS) this.sweep(now);
+      if (this.size >= this.limit) {
         throw new DpopReplayCacheFullError('Too many DPoP proofs in the window; try again shortly');
       }
     }
-    this.expiry.set(id, expiresAt);
+    // Read again: a sweep above may have dropped the key's emptied map.
+    proofs = this.byKey.get(jkt);
+    if (!proofs) {
+      proofs = new Map();
+      this.byKey.set(jkt, proofs);
+    }
+    proofs.set(jti, expiresAt);
+    this.size++;
+  }
+
+  private sweepKey(jkt: string, proofs: Map<string, number>, now: number): void {
+    for (const [jti, at] of proofs) {
+      if (at > now) continue;
+      proofs.delete(jti);
+      this.size--;
+    }
+    if (proofs.size === 0) this.byKey.delete(jkt);
+  }
+
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    for (const [jkt, proofs] of this.byKey) this.sweepKey(jkt, proofs, now);
   }
 }
 
