@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { run as dpop } from './dpop.mjs';
 import { run as firstPaintAndSignIn } from './first-paint-and-sign-in.mjs';
+import { run as replicas } from './replicas.mjs';
 import { run as telemetry } from './telemetry.mjs';
 
 const results = {
@@ -12,6 +13,7 @@ const results = {
   firstPaintAndSignIn: await firstPaintAndSignIn(),
   dpop: await dpop(),
   telemetry: await telemetry(),
+  replicas: await replicas(),
 };
 
 // The collector's benchmarks run in processes of their own (they start worker threads and fill stores).

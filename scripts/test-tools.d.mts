@@ -8,7 +8,7 @@ export type Found = {
   fix?: string;
 };
 
-export type ToolName = 'chromium' | 'firefox' | 'webkit' | 'django-oauth-toolkit';
+export type ToolName = 'chromium' | 'firefox' | 'webkit' | 'redis' | 'haproxy' | 'django-oauth-toolkit';
 
 export const TOOLS: Record<
   ToolName,

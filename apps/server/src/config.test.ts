@@ -249,6 +249,10 @@ describe('loadConfig', () => {
       TELEMETRY_USER_ID_SECRET: secret,
     });
     expect(replica.collector).toMatchObject({ forwardTo: 'http://10.0.0.5:3000', token });
+    // A forwarding replica holds telemetry 5 s for a restarting store holder, or what it is told.
+    expect(replica.collector.waitForStoreHolderMs).toBe(5_000);
+    expect(loadConfig({ COLLECTOR_WAIT_SECONDS: '20' }).collector.waitForStoreHolderMs).toBe(20_000);
+    expect(() => loadConfig({ COLLECTOR_WAIT_SECONDS: '600' })).toThrow(/COLLECTOR_WAIT_SECONDS/);
     expect(() => loadConfig({ COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
       /COLLECTOR_TOKEN: is required when COLLECTOR_URL is set/,
     );

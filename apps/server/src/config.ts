@@ -146,6 +146,8 @@ const envSchema = z
     COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
     COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
     // Shared by every replica: the DPoP replay table and the rate-limit buckets (docs/decisions/0062).
+    // How long a forwarding replica holds telemetry for a store holder that is restarting (then 503).
+    COLLECTOR_WAIT_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
     REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
     TRUST_PROXY: flag,
     // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
@@ -387,6 +389,11 @@ export interface ServerConfig {
     forwardTo: string | undefined;
     /** The secret between replicas and the store holder; set on both sides, or on neither. */
     token: string | undefined;
+    /**
+     * How long a forwarding replica holds a batch while the store holder refuses connections (its
+     * restart), before answering 503: longer than its restart, browsers see no failure.
+     */
+    waitForStoreHolderMs: number;
   };
   /**
    * Redis, where replicas keep what they must agree on (the DPoP replay table, the rate-limit buckets);
@@ -500,6 +507,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],
       forwardTo: e.COLLECTOR_URL,
       token: e.COLLECTOR_TOKEN,
+      waitForStoreHolderMs: e.COLLECTOR_WAIT_SECONDS * 1000,
     },
     redisUrl: e.REDIS_URL,
   };

@@ -69,7 +69,7 @@ export async function startTelemetryStore(
   };
   if (c.forwardTo !== undefined && c.token !== undefined) {
     const remote = { url: c.forwardTo, token: c.token };
-    const sink = createForwardingSink(remote);
+    const sink = createForwardingSink({ ...remote, waitForStoreHolderMs: c.waitForStoreHolderMs });
     const collector = await createCollector({ ...front, sink });
     let reached = false;
     return {

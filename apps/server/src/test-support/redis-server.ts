@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 
 /**
  * A real redis-server (Debian's) for a test, on a free loopback port, keeping nothing on disk. Missing
- * redis-server fails the test with how to install it (scripts/ensure-test-tools.mjs does, with apt-get):
+ * redis-server fails the test with how to install it (scripts/ensure-test-tools.mjs redis does, with apt-get):
  * the shared state is tested against Redis itself, never skipped.
  */
 export async function startRedisServer(): Promise<{
@@ -61,7 +61,7 @@ function launch(port: number): Promise<ChildProcess> {
         error.code === 'ENOENT'
           ? new Error(
               'redis-server is missing: the shared-state tests need it. Install it with ' +
-                '`node scripts/ensure-test-tools.mjs` (apt-get, as root) or `sudo apt-get install redis-server`.',
+                '`node scripts/ensure-test-tools.mjs redis` (apt-get, as root) or `sudo apt-get install redis-server`.',
             )
           : error,
       ),
