@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
 import { createApp } from './app.js';
+import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DevWeb } from './dev-web.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
@@ -19,25 +21,7 @@ async function main() {
   let authority = config.oidc.authority;
 
   if (authority === undefined) {
-    const { startDevIdp } = await import('@gatehouse/dev-idp');
-    const idp = await startDevIdp({
-      port: config.devIdp.port,
-      appOrigin: config.publicOrigin,
-      clientId: config.oidc.clientId,
-      apiResource: config.oidc.audience,
-      testControls: config.devIdp.testControls,
-      accessTokenFormat: config.devIdp.accessTokenFormat,
-      dpop: config.devIdp.dpop,
-      log: (line) => logger.info({ component: 'dev-idp' }, line),
-      rolesClaim: config.devIdp.rolesClaim,
-      ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
-      ...(config.devIdp.testControlsSecret === undefined
-        ? {}
-        : { testControlsSecret: config.devIdp.testControlsSecret }),
-      ...(config.devIdp.accessTokenTtlSeconds === undefined
-        ? {}
-        : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
-    });
+    const idp = await startBundledProvider(config, (line) => logger.info({ component: 'dev-idp' }, line));
     closers.push(() => idp.close());
     authority = idp.issuer;
   }
@@ -81,6 +65,10 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
+  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
+  const devWeb = process.argv.includes('--dev')
+    ? new DevWeb(new URL('../../web/', import.meta.url))
+    : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
@@ -95,6 +83,7 @@ async function main() {
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
+    devWeb,
     collector: telemetry.collector,
     usage,
     analytics,
@@ -107,6 +96,7 @@ async function main() {
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
+  await devWeb?.listening(server);
   const requests = trackRequests(server);
 
   const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
@@ -143,6 +133,8 @@ async function main() {
     // requests in flight, then close what they used (the collector flushes its store).
     readiness.drain();
     void (async () => {
+      // Development: Vite's HMR websocket would hold the listener open until the drain's time-out.
+      await devWeb?.close();
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const { cut } = await requests.drain(timeoutMs);
       if (cut > 0) {
