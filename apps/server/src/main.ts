@@ -36,12 +36,20 @@ async function main() {
         'rate limits, so a proof refused by one is accepted by another (docs/replicas.md)',
     );
   }
-  const { maxItemsPerSecond, maxItemsPerSecondPerSource } = config.collector;
+  const {
+    maxItemsPerSecond,
+    maxItemsPerSecondPerSource,
+    maxBytesPerSecondPerSource,
+    maxBytesBurstPerSource,
+  } = config.collector;
   const telemetry = await startTelemetryStore(
     config,
     (level, message) => logger[level]({ component: 'collector' }, message),
     shared && (maxItemsPerSecond || maxItemsPerSecondPerSource)
       ? shared.rateLimiter(maxItemsPerSecond, maxItemsPerSecondPerSource)
+      : undefined,
+    shared && maxBytesPerSecondPerSource
+      ? shared.rateLimiter(undefined, maxBytesPerSecondPerSource, maxBytesBurstPerSource, 'bytes')
       : undefined,
   );
   closers.push(() => telemetry.collector.close());

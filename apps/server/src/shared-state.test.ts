@@ -134,6 +134,26 @@ describe('the shared rate-limit buckets', () => {
     expect(await b.grant('10.0.0.2', 5)).toEqual({ granted: 5, retryAfter: 0 });
   });
 
+  it('hold a byte budget with its burst across replicas, apart from the item buckets', async () => {
+    const prefix = freshPrefix();
+    // 100 bytes a second with a burst of 1,000, as the collector's byte budget (60 KiB/s, 1 MiB).
+    const [a, b] = [
+      (await replica(prefix)).rateLimiter(undefined, 100, 1000, 'bytes'),
+      (await replica(prefix)).rateLimiter(undefined, 100, 1000, 'bytes'),
+    ];
+    expect(await a.grant('10.0.0.1', 700)).toEqual({ granted: 700, retryAfter: 0 });
+    const second = await b.grant('10.0.0.1', 700);
+    // The burst is shared: 300 left (plus a few from the refill), and the rest in seconds at 100/s.
+    expect(second.granted).toBeGreaterThanOrEqual(300);
+    expect(second.granted).toBeLessThanOrEqual(310);
+    expect(second.retryAfter).toBeGreaterThanOrEqual(3);
+    // The items' buckets of the same source are untouched.
+    expect(await (await replica(prefix)).rateLimiter(undefined, 5).grant('10.0.0.1', 5)).toEqual({
+      granted: 5,
+      retryAfter: 0,
+    });
+  });
+
   it('fall back to this process’s buckets while Redis is away, logged once', async () => {
     const logs = captureLogs();
     const state = await replica(freshPrefix(), logs.logger);

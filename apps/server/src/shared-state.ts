@@ -40,25 +40,27 @@ return {0, 0}
 `;
 
 /**
- * Token buckets as in packages/collector/src/rate-limit.ts (at most one second's worth, never in debt),
- * for every replica at once. KEYS[1]: the global bucket; KEYS[2]: the source's. ARGV: items asked, the
- * global rate, the source's rate (0: no such bucket). A bucket is a hash {tokens, at} (at: ms, Redis's
- * clock); one unused for a second is full again, so it expires then (a missing bucket is a full one).
- * Returns {granted, seconds until the rest could be taken}.
+ * Token buckets as in packages/collector/src/rate-limit.ts (never in debt), for every replica at once.
+ * KEYS[1]: the global bucket; KEYS[2]: the source's. ARGV: tokens asked (items, or bytes), the global
+ * rate, the source's rate (0: no such bucket), the source bucket's size (0: one second's worth). A bucket
+ * is a hash {tokens, at} (at: ms, Redis's clock); one unused for size / rate seconds is full again, so it
+ * expires then (a missing bucket is a full one). Returns {granted, seconds until the rest could be taken}.
  */
 const TAKE_TOKENS = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local asked = tonumber(ARGV[1])
 local rates = {tonumber(ARGV[2]), tonumber(ARGV[3])}
+local sizes = {rates[1], tonumber(ARGV[4])}
+if sizes[2] <= 0 then sizes[2] = rates[2] end
 local tokens = {}
 local granted = asked
 for i = 1, 2 do
   if rates[i] > 0 then
     local state = redis.call('HMGET', KEYS[i], 'tokens', 'at')
-    local held = tonumber(state[1]) or rates[i]
+    local held = tonumber(state[1]) or sizes[i]
     local at = tonumber(state[2]) or now
-    tokens[i] = math.min(rates[i], held + math.max(0, now - at) / 1000 * rates[i])
+    tokens[i] = math.min(sizes[i], held + math.max(0, now - at) / 1000 * rates[i])
     granted = math.min(granted, math.floor(tokens[i]))
   end
 end
@@ -68,9 +70,9 @@ for i = 1, 2 do
   if rates[i] > 0 then
     local left = tokens[i] - granted
     redis.call('HSET', KEYS[i], 'tokens', tostring(left), 'at', tostring(now))
-    redis.call('PEXPIRE', KEYS[i], 1000)
+    redis.call('PEXPIRE', KEYS[i], math.ceil(sizes[i] / rates[i] * 1000))
     if rest > 0 then
-      retry = math.max(retry, 1, math.ceil((math.min(rest, rates[i]) - left) / rates[i]))
+      retry = math.max(retry, 1, math.ceil((math.min(rest, sizes[i]) - left) / rates[i]))
     end
   end
 end
@@ -171,15 +173,22 @@ export class SharedState {
    * The collector's buckets for every replica. When Redis cannot be reached, this process's own buckets
    * at the same rates decide (docs/decisions/0062): telemetry goes on, each replica within the rates.
    */
-  rateLimiter(globalRate: number | undefined, perSourceRate: number | undefined): RateLimiter {
-    const local = new RateLimits(globalRate, perSourceRate);
+  rateLimiter(
+    globalRate: number | undefined,
+    perSourceRate: number | undefined,
+    /** What a source's bucket holds when full (a burst, as the byte budget's); default one second's worth. */
+    perSourceSize?: number,
+    /** Keeps these buckets apart from others of the same sources (items, bytes). */
+    name = 'rate',
+  ): RateLimiter {
+    const local = new RateLimits(globalRate, perSourceRate, Date.now, perSourceSize);
     return {
       grant: async (source, count): Promise<Grant> => {
         try {
           const [granted, retryAfter] = (await this.#run(
             TAKE_TOKENS,
-            [`${this.#prefix}rate:global`, `${this.#prefix}rate:source:${hashed(source)}`],
-            [count, globalRate ?? 0, perSourceRate ?? 0],
+            [`${this.#prefix}${name}:global`, `${this.#prefix}${name}:source:${hashed(source)}`],
+            [count, globalRate ?? 0, perSourceRate ?? 0, perSourceSize ?? 0],
           )) as [number, number];
           return { granted, retryAfter };
         } catch {

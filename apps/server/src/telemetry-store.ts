@@ -53,6 +53,8 @@ export async function startTelemetryStore(
   log: Logger,
   /** Buckets shared by every replica (Redis); default this process's, at the configured rates. */
   rateLimiter?: RateLimiter,
+  /** The byte budget's buckets, shared the same way. */
+  byteRateLimiter?: RateLimiter,
 ): Promise<TelemetryStoreRole> {
   const { collector: c } = config;
   const front: CollectorFrontOptions = {
@@ -62,6 +64,7 @@ export async function startTelemetryStore(
     ...(c.maxItemsPerSecond ? { maxItemsPerSecond: c.maxItemsPerSecond } : {}),
     ...(c.maxItemsPerSecondPerSource ? { maxItemsPerSecondPerSource: c.maxItemsPerSecondPerSource } : {}),
     ...(rateLimiter ? { rateLimiter } : {}),
+    ...(byteRateLimiter ? { byteRateLimiter } : {}),
     maxItemsPerRequest: c.maxItemsPerRequest,
     ...(c.maxBytesPerSecondPerSource ? { maxBytesPerSecondPerSource: c.maxBytesPerSecondPerSource } : {}),
     maxBytesBurstPerSource: c.maxBytesBurstPerSource,
