@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
 import {
   ACCOUNTS,
@@ -11,6 +11,15 @@ import {
   storedSession,
 } from './support';
 
+/** What the browser refused under a Content-Security-Policy (the app's or the provider's), as it logs it. */
+function cspRefusals(page: Page): string[] {
+  const refusals: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) refusals.push(message.text());
+  });
+  return refusals;
+}
+
 test.beforeEach(async ({ request }) => {
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
 });
@@ -19,6 +28,8 @@ test('a newcomer signs in, stays signed in across a reload, and no code or state
   page,
 }) => {
   const tokenRequests: string[] = [];
+  // The provider's pages too: their form-action must let the sign-in's redirect reach the app.
+  const refusals = cspRefusals(page);
   page.on('request', (request) => {
     if (request.method() === 'POST' && request.url().startsWith(IDP) && request.url().includes('/token')) {
       tokenRequests.push(request.url());
@@ -45,6 +56,7 @@ test('a newcomer signs in, stays signed in across a reload, and no code or state
 
   await page.reload();
   await expect(page.getByTestId('display-name')).toHaveText('Alice Liddell');
+  expect(refusals).toEqual([]);
 });
 
 test('a reload of a signed-in page never shows the signed-out UI, not even for a frame', async ({ page }) => {
@@ -103,6 +115,7 @@ test('opening /profile signed out goes through sign-in and comes back to /profil
 
 test('sign-out ends the session at the provider, removes the tokens and returns home', async ({ page }) => {
   const endSession: string[] = [];
+  const refusals = cspRefusals(page);
   page.on('request', (request) => {
     if (request.url().startsWith(`${IDP}/session/end`)) endSession.push(request.url());
   });
@@ -125,6 +138,7 @@ test('sign-out ends the session at the provider, removes the tokens and returns 
   // The provider's session is gone too: signing in again asks for the password.
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
   await expect(page.getByLabel('Username')).toBeVisible();
+  expect(refusals).toEqual([]);
 });
 
 test('signing in and out in one tab is reflected in every other tab within a second', async ({ context }) => {

@@ -1,5 +1,6 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { JSONWebKeySet } from 'jose';
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -420,6 +421,68 @@ describe('RP-initiated logout', () => {
       /<button type="submit" form="op.logoutForm" name="logout" value="yes">Sign out<\/button>/,
     );
     expect(html).not.toMatch(/<script/i);
+  });
+});
+
+describe('the content security policy of every page', () => {
+  /** The policy's directives by name; throws on anything an attacker could use. */
+  function strictPolicy(response: Response): Map<string, string[]> {
+    const header = response.headers.get('content-security-policy');
+    expect(header).not.toBeNull();
+    const directives = new Map(
+      (header ?? '').split(';').map((d) => {
+        const [name = '', ...values] = d.trim().split(/\s+/);
+        return [name, values] as const;
+      }),
+    );
+    expect(directives.get('default-src')).toEqual(["'none'"]);
+    expect(directives.get('form-action')).toEqual(["'self'", APP_ORIGIN]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(directives.get('base-uri')).toEqual(["'none'"]);
+    expect(directives.get('img-src')).toContain('data:');
+    for (const [, values] of directives) {
+      expect(values).not.toContain('*');
+      expect(values.join(' ')).not.toMatch(/unsafe-|https?:\/\/\*|^\*|\s\*/);
+    }
+    return directives;
+  }
+
+  it('holds on the login page, after a failed sign-in, and on an expired interaction', async () => {
+    const jar = new CookieJar();
+    const page = await navigate(jar, authorizationRequest(idp.issuer).url);
+    if (page.kind !== 'page') throw new Error('expected the login page');
+    strictPolicy(page.response);
+    const html = await page.response.text();
+    // An icon the policy allows, so the browser neither fetches /favicon.ico nor logs a refusal.
+    expect(html).toContain('<link rel="icon" href="data:,">');
+    const failed = await request(
+      jar,
+      new URL(loginAction(html), idp.issuer),
+      form({ username: 'alice', password: 'nope' }),
+    );
+    expect(failed.status).toBe(200);
+    strictPolicy(failed);
+    strictPolicy(await fetch(`${idp.issuer}/interaction/unknown`));
+  });
+
+  it('holds on the sign-out pages, with or without a provider session', async () => {
+    const { jar } = await signIn(idp.issuer);
+    const confirm = await request(jar, `${idp.issuer}/session/end`);
+    expect(confirm.status).toBe(200);
+    expect(strictPolicy(confirm).get('script-src')).toEqual(["'self'"]);
+    // Without a session, oidc-provider renders a form that submits itself: its one script, by hash only.
+    const noSession = await request(new CookieJar(), `${idp.issuer}/session/end`);
+    const html = await noSession.text();
+    const script = /<script>([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
+    const hash = createHash('sha256').update(script).digest('base64');
+    expect(strictPolicy(noSession).get('script-src')).toEqual(["'self'", `'sha256-${hash}'`]);
+    strictPolicy(await fetch(`${idp.issuer}/session/end/success`));
+  });
+
+  it('answers the icon a browser asks for anyway with nothing, not an error', async () => {
+    const icon = await fetch(`${idp.issuer}/favicon.ico`);
+    expect(icon.status).toBe(204);
+    strictPolicy(icon);
   });
 });
 

@@ -8,7 +8,7 @@ import { interactionRoutes } from './interactions.js';
 import type { SigningKey } from './keys.js';
 import { LONG_COOKIE, logoutSource } from './logout.js';
 import { UserinfoBridge } from './userinfo-bridge.js';
-import { errorPage, sendPage, signedOutPage } from './views.js';
+import { contentSecurityPolicy, errorPage, sendPage, signedOutPage } from './views.js';
 
 const DAY = 24 * 60 * 60;
 
@@ -206,6 +206,18 @@ export function createProvider(settings: ProviderSettings): Provider {
   };
 
   const provider = new Provider(settings.issuer, configuration);
+  const policy = contentSecurityPolicy(appOrigin);
+  provider.use(async (ctx, next) => {
+    // Before the routes: oidc-provider's own pages (the sign-out confirmation) add to it.
+    ctx.set('Content-Security-Policy', policy);
+    // Browsers ask for an icon whatever the page says; nothing to show, and nothing to log.
+    if (ctx.path === '/favicon.ico' && ctx.method === 'GET') {
+      ctx.status = 204;
+      ctx.set('Cache-Control', 'max-age=86400');
+      return;
+    }
+    await next();
+  });
   provider.use(interactionRoutes(provider));
   provider.use(bridge.middleware(ROUTES.userinfo));
   return provider;

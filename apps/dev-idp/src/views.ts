@@ -35,13 +35,26 @@ button.secondary{margin-top:.5rem;background:transparent;color:#2f6fde;border:1p
 code{font-family:ui-monospace,Menlo,Consolas,monospace}
 `;
 
-/** The pages carry no script and load nothing from elsewhere; the policy makes that a guarantee. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
-  "base-uri 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+/**
+ * The policy of every answer of the provider (set by `createProvider`), as strict as the app's: our pages
+ * carry no script and load nothing from elsewhere, and their forms post only here, or end at the app (a
+ * sign-in's redirect to the callback, a sign-out's to the app's page: browsers apply `form-action` to the
+ * redirects that follow a form too). `script-src 'self'` runs nothing of ours; it is there so that
+ * oidc-provider can add the hash of the one inline script it renders itself (the form that confirms a
+ * sign-out without a session, which submits itself). The icon is `data:`, allowed by `img-src`, so no
+ * browser asks for /favicon.ico and logs it refused.
+ */
+export function contentSecurityPolicy(appOrigin: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'sha256-${createHash('sha256').update(CSS).digest('base64')}'`,
+    "img-src 'self' data:",
+    `form-action 'self' ${new URL(appOrigin).origin}`,
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -50,6 +63,7 @@ function page(title: string, body: string): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Gatehouse dev identity provider</title>
+<link rel="icon" href="data:,">
 <style>${CSS}</style>
 </head>
 <body>
@@ -60,12 +74,11 @@ ${body}
 </html>`;
 }
 
-/** Writes an HTML page to the Koa response with headers that keep it out of caches and frames. */
+/** Writes an HTML page to the Koa response, kept out of caches (its CSP is the provider's, on every answer). */
 export function sendPage(ctx: Koa.Context, status: number, title: string, body: string): void {
   ctx.status = status;
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
-  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   ctx.body = page(title, body);
 }
 

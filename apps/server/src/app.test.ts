@@ -265,6 +265,37 @@ describe('an app whose SPA is not built', () => {
   });
 });
 
+describe('an app behind a proxy (TRUST_PROXY)', () => {
+  it('sends HSTS only when its proxy says https, not when the client wrote it', async () => {
+    const app = createApp({
+      config: loadConfig({
+        OIDC_AUTHORITY: 'http://127.0.0.1:9',
+        OIDC_CLIENT_ID: 'gatehouse',
+        TRUST_PROXY: '1',
+      }),
+      authority: 'http://127.0.0.1:9',
+      webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-proxied-'))}/`),
+      log: () => undefined,
+      fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
+    });
+    const proxied = app.listen(0, '127.0.0.1');
+    try {
+      await new Promise((resolve) => proxied.once('listening', resolve));
+      const hsts = async (proto: string) =>
+        (
+          await fetch(`http://127.0.0.1:${(proxied.address() as AddressInfo).port}/api/openapi.json`, {
+            headers: { 'X-Forwarded-Proto': proto },
+          })
+        ).headers.get('strict-transport-security');
+      expect(await hsts('https')).toContain('max-age=');
+      // The client's own "https", followed by the proxy's "http": the request came over plain http.
+      expect(await hsts('https, http')).toBeNull();
+    } finally {
+      await new Promise((resolve) => proxied.close(resolve));
+    }
+  });
+});
+
 describe('probes', () => {
   async function serve(options: { readiness: Readiness; authority: string }) {
     const app = createApp({

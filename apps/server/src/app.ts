@@ -8,6 +8,7 @@ import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy 
 import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
+import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
@@ -112,7 +113,7 @@ export function createApp(options: AppOptions) {
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  trustProxies(app, config.trustProxy);
 
   // Access log: method, path and status only; a query string can carry an authorization code, and no
   // header is logged (Authorization, DPoP, cookies). The path is read now, as routers rewrite req.path

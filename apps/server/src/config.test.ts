@@ -111,6 +111,14 @@ describe('loadConfig', () => {
     ).toEqual({ client_id: 'api', client_secret: 's' });
   });
 
+  it('trusts no proxy unless told, then exactly the number of proxies given (one by default)', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(0);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(2);
+    expect(() => loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '0' })).toThrow(/TRUST_PROXY_HOPS/);
+  });
+
   it('serves https with a certificate and key, both or neither', () => {
     expect(loadConfig({}).tls).toBeUndefined();
     const config = loadConfig({

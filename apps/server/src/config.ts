@@ -87,6 +87,8 @@ const envSchema = z
         .optional(),
     ),
     TRUST_PROXY: flag,
+    // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
     // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
     API_DPOP: z.enum(['allowed', 'required']).default('allowed'),
     API_DPOP_NONCES: flag,
@@ -166,7 +168,11 @@ export interface ServerConfig {
   port: number;
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
-  trustProxy: boolean;
+  /**
+   * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed, counted
+   * from the server (TRUST_PROXY_HOPS when TRUST_PROXY is set); 0: none, the connection is the client.
+   */
+  trustProxy: number;
   /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
   dpop: {
     /** `required`: bearer tokens are refused; `allowed`: DPoP-bound and bearer tokens are both taken. */
@@ -278,7 +284,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
   return {
     port: e.PORT,
     publicOrigin,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy: e.TRUST_PROXY ? e.TRUST_PROXY_HOPS : 0,
     dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },
     tls,
     oidc: {

@@ -1,3 +1,4 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import type { CustomEvents } from '@gatehouse/api-contract';
 import {
   describePeriod,
@@ -24,7 +25,8 @@ export async function queryCustomEvents(
   options: UsageOptions = {},
 ): Promise<CustomEvents> {
   const p = period(options);
-  const rows = await reader.read(eventsSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
+  const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+  const rows = await reader.read(eventsSql(segmentSql(options, values)), values);
   return {
     ...describePeriod(p),
     events: rows.map((r) => ({

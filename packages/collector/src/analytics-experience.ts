@@ -1,3 +1,4 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import {
   webVitals,
   type Experience,
@@ -85,7 +86,7 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
   const p = period(options);
   const chart = bucketedPeriod(options);
   const buckets = chart.lengthMs / chart.bucketMs;
-  const rows = await reader.read(experienceSql(segmentSql(options, 'i.')), [
+  const values: DuckDBValue[] = [
     ts(p.from),
     ts(p.to),
     ts(chart.from),
@@ -93,7 +94,8 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
     chart.from,
     chart.bucketMs,
     buckets,
-  ]);
+  ];
+  const rows = await reader.read(experienceSql(segmentSql(options, values, 'i.')), values);
   const summary = (r: Record<string, unknown>): VitalSummary => {
     const count = num(r.n);
     const p75 = numOrNull(r.p75);

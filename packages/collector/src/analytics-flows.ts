@@ -1,3 +1,4 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import type { UserFlows } from '@gatehouse/api-contract';
 import {
   describePeriod,
@@ -48,7 +49,8 @@ export async function queryUserFlows(
 ): Promise<UserFlows> {
   if (!page) throw new RangeError('User flows start from a page');
   const p = period(options);
-  const rows = await reader.read(flowsSql(segmentSql(options)), [ts(p.from), ts(p.to), page]);
+  const values: DuckDBValue[] = [ts(p.from), ts(p.to), page];
+  const rows = await reader.read(flowsSql(segmentSql(options, values)), values);
   const total = (way: string) => num(rows.find((r) => r.way === way)?.n);
   const paths = (way: Way) =>
     rows

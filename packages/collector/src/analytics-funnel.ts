@@ -77,7 +77,7 @@ export async function queryFunnel(
   checkSteps(steps);
   const p = period(options);
   const values: DuckDBValue[] = [ts(p.from), ts(p.to), ...steps.map((s) => s.name)];
-  const rows = await reader.read(funnelSql(steps, segmentSql(options)), values);
+  const rows = await reader.read(funnelSql(steps, segmentSql(options, values)), values);
   const byStep = new Map(rows.map((r) => [num(r.step), r]));
   let previous = 0;
   return {

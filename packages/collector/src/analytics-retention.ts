@@ -1,3 +1,4 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import type { Retention, RetentionUnit } from '@gatehouse/api-contract';
 import {
   describePeriod,
@@ -34,9 +35,11 @@ export async function queryRetention(
   unit: RetentionUnit,
   options: UsageOptions = {},
 ): Promise<Retention> {
-  if (!(unit in UNIT_MS)) throw new RangeError(`Unknown retention unit ${String(unit)}`);
+  // An own property: `in` would take 'toString' (from Object.prototype) for a unit, into the SQL.
+  if (!Object.hasOwn(UNIT_MS, unit)) throw new RangeError(`Unknown retention unit ${String(unit)}`);
   const p = period(options);
-  const rows = await reader.read(retentionSql(unit, segmentSql(options)), [ts(p.from), ts(p.to)]);
+  const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+  const rows = await reader.read(retentionSql(unit, segmentSql(options, values)), values);
   const counts = new Map(rows.map((r) => [`${num(r.cohort_ms)}:${num(r.k)}`, num(r.users)]));
   // The periods overlapping [from, to): the first is truncated as the SQL does (DuckDB's weeks start on
   // Monday, and 1970-01-01 was a Thursday, hence the 3 days' shift).

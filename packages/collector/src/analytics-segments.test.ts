@@ -1,6 +1,8 @@
+import type { DuckDBValue } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserContext, browserEnvelope, browserRequest } from './test-support/browser-envelopes.js';
 import { startTestCollector, type TestCollector } from './test-support/server.js';
+import type { Segment } from '@gatehouse/api-contract';
 import { segmentSql } from './queries.js';
 
 const FIREFOX_DESKTOP = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -88,10 +90,32 @@ describe('segments', () => {
     expect(funnel.steps.map((s) => s.users)).toEqual([1, 1]);
   });
 
-  it('quotes what it is given, whatever the API let through', () => {
-    expect(segmentSql({ role: "x') OR 1=1 --" }, 'i.')).toBe(
-      " AND contains(',' || i.roles || ',', ',x'') OR 1=1 --,')",
+  it('binds what it is given as values, never as SQL text, whatever the API let through', async () => {
+    const attempt = "x',') OR true OR contains('";
+    const values: DuckDBValue[] = ['first'];
+    // (Typed as the API's values: an exported function is called with whatever a caller casts.)
+    const forged = { role: attempt, browser: "Chrome' OR '1'='1", device: 'mobile' } as unknown as Segment;
+    const sql = segmentSql(forged, values, 'i.');
+    expect(sql).toBe(
+      " AND contains(',' || i.roles || ',', $2::VARCHAR) AND i.browser = $3::VARCHAR AND i.device_type = $4::VARCHAR",
     );
-    expect(segmentSql({})).toBe('');
+    expect(values).toEqual(['first', `,${attempt},`, "Chrome' OR '1'='1", 'mobile']);
+    expect(segmentSql({}, values)).toBe('');
+    // Run by DuckDB through every kind of query: the attempt is a role no one has, so nothing is selected.
+    const { usage, analytics } = running.collector;
+    expect(await pageNames({ role: attempt })).toEqual([]);
+    expect(await pageNames({ browser: "Chrome' OR '1'='1" })).toEqual([]);
+    expect((await usage.overview({ range: '1h', role: attempt })).tiles.users.value).toBe(0);
+    expect((await analytics.retention('day', { range: '1h', role: attempt })).cohorts.at(-1)?.users).toBe(0);
+    expect((await analytics.userFlows('Profile', { range: '1h', role: attempt })).views).toBe(0);
+    // And the same query binds a real value as well as it refuses a forged one.
+    expect((await usage.overview({ range: '1h', role: 'admin' })).tiles.users.value).toBe(1);
+  });
+
+  it('takes only its own retention units, not what every object inherits', async () => {
+    for (const unit of ['toString', 'constructor', '__proto__', 'month'])
+      await expect(running.collector.analytics.retention(unit as 'day', { range: '1h' })).rejects.toThrow(
+        RangeError,
+      );
   });
 });

@@ -167,6 +167,25 @@ describe('POST /v2/track and /v2.1/track', () => {
     expect(after).toEqual(before);
   });
 
+  it('stores a batch once when its copy (a beacon on page hide) arrives while the first is in flight', async () => {
+    const t = await start();
+    const envelopes = browserBatch(55);
+    const xhr = browserRequest(envelopes);
+    const beacon = beaconRequest(envelopes);
+    const answers = await Promise.all([
+      post(t, xhr.body, xhr.headers),
+      post(t, beacon.body, beacon.headers),
+      post(t, xhr.body, xhr.headers),
+    ]);
+    // Every copy is acknowledged (the sender may drop it), and each item is stored once.
+    expect(answers.map((a) => [a.status, a.body.itemsAccepted])).toEqual([
+      [200, 55],
+      [200, 55],
+      [200, 55],
+    ]);
+    expect(await t.collector.store.count()).toBe(55);
+  });
+
   it('answers 206 then 429 with Retry-After over the configured rate, each item over it marked retriable', async () => {
     const t = await start({ maxItemsPerSecond: 2 });
     const batch = browserRequest(browserBatch(8));

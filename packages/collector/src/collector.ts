@@ -6,6 +6,7 @@ import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
 import { selectPacked, type PackedItems } from './packed.js';
 import { RateLimits } from './rate-limit.js';
+import { clientAddress } from './source-address.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
 import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
@@ -37,11 +38,11 @@ export interface CollectorFrontOptions {
   /** The same per client address (see `trustProxy`). Default unlimited. */
   maxItemsPerSecondPerSource?: number;
   /**
-   * Behind one proxy: the client address is the right-most `X-Forwarded-For` entry, the one the proxy
-   * added (the entries before it are the client's to write, so a limit keyed on them could be dodged).
-   * Otherwise the connection's address. Default false.
+   * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
+   * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
+   * write, so a limit keyed on them could be dodged. Otherwise the connection's address. Default none.
    */
-  trustProxy?: boolean;
+  trustProxy?: boolean | number;
   /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
   retryAfterSeconds?: number;
   /** Items older than this many days are refused (and deleted by the store). Default 90; 0 keeps everything. */
@@ -260,16 +261,9 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     log('error', `store is full: ${fullBecause}; answered 507 to ${requests(times)}`),
   );
 
+  const proxyHops = options.trustProxy === true ? 1 : options.trustProxy || 0;
   /** The client's address, for per-source limits. */
-  function source(req: IncomingMessage): string {
-    if (options.trustProxy) {
-      // Node joins repeated X-Forwarded-For headers with ', ', so the last entry is the proxy's.
-      const forwarded = String(req.headers['x-forwarded-for'] ?? '');
-      const last = forwarded.slice(forwarded.lastIndexOf(',') + 1).trim();
-      if (last) return last;
-    }
-    return req.socket.remoteAddress ?? '';
-  }
+  const source = (req: IncomingMessage) => clientAddress(req, proxyHops);
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
     const full = sink.full();

@@ -12,6 +12,7 @@ export type {
 export { openStoreSink } from './store-sink.js';
 export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
 export type { PackedItems } from './packed.js';
+export { clientAddress } from './source-address.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
 export type { HttpLimits } from './http-limits.js';
 export { limits, telemetryTypes, validateEnvelope } from './contracts.js';

@@ -101,20 +101,20 @@ export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
   read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
 }
 
-const quote = (value: string) => `'${value.replaceAll("'", "''")}'`;
-
 /**
  * The condition selecting a segment's items, as ` AND …` (or nothing), on the columns of `alias` (a
- * table alias with its dot, or none). Every value is one the API validated (an enum, or a role matching
- * ROLE), and quoted all the same. Every usage and analytics query selects its items through this.
+ * table alias with its dot, or none). Its values are bound, never written into the SQL: they are
+ * appended to `values` (the query's own come first) and named by their positions there. Every usage
+ * and analytics query selects its items through this.
  */
-export function segmentSql(segment: Segment = {}, alias = ''): string {
+export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], alias = ''): string {
   const on = (column: string) => `${alias}${column}`;
+  const bind = (value: string) => `$${values.push(value)}::VARCHAR`;
   const parts: string[] = [];
-  if (segment.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
-  if (segment.role) parts.push(`contains(',' || ${on('roles')} || ',', ${quote(`,${segment.role},`)})`);
-  if (segment.browser) parts.push(`${on('browser')} = ${quote(segment.browser)}`);
-  if (segment.device) parts.push(`${on('device_type')} = ${quote(segment.device)}`);
+  if (segment?.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
+  if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
+  if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
+  if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);
   return parts.map((p) => ` AND ${p}`).join('');
 }
 
@@ -250,11 +250,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
     async overview(options) {
       const p = period(options);
       const length = p.to - p.from;
-      const rows = await reader.read(overviewSql(segmentSql(options)), [
-        ts(p.from - length),
-        ts(p.from),
-        ts(p.to),
-      ]);
+      const values: DuckDBValue[] = [ts(p.from - length), ts(p.from), ts(p.to)];
+      const rows = await reader.read(overviewSql(segmentSql(options, values)), values);
       const current = rows.find((r) => r.current === true) ?? {};
       const before = rows.find((r) => r.current === false) ?? {};
       const tile = (key: string): Tile => {
@@ -278,7 +275,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async timeseries(options) {
       const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
-      const rows = await reader.read(timeseriesSql(segmentSql(options)), [ts(from), ts(to), from, bucketMs]);
+      const values: DuckDBValue[] = [ts(from), ts(to), from, bucketMs];
+      const rows = await reader.read(timeseriesSql(segmentSql(options, values)), values);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];
       for (let i = 0; i < lengthMs / bucketMs; i++) {
@@ -297,7 +295,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async pages(options) {
       const p = period(options);
-      const rows = await reader.read(pagesSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(pagesSql(segmentSql(options, values)), values);
       return {
         ...describePeriod(p),
         pages: rows.map((r) => ({
@@ -312,7 +311,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async exceptions(options) {
       const p = period(options);
-      const groups = await reader.read(exceptionsSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const groups = await reader.read(exceptionsSql(segmentSql(options, values)), values);
       const rowids = groups.map((g) => num(g.sample_row));
       // In two halves on two connections: the lookups are CPU-bound, one core each.
       const half = Math.ceil(rowids.length / 2);
@@ -351,7 +351,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async dependencies(options) {
       const p = period(options);
-      const rows = await reader.read(dependenciesSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(dependenciesSql(segmentSql(options, values)), values);
       return {
         ...describePeriod(p),
         dependencies: rows.map((r) => ({
@@ -372,7 +373,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
       if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
         throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
       }
-      const rows = await reader.read(sessionsSql(segmentSql(options)), [ts(p.from), ts(p.to), limit]);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to), limit];
+      const rows = await reader.read(sessionsSql(segmentSql(options, values)), values);
       return {
         ...describePeriod(p),
         sessions: rows.map((r) => {
@@ -402,7 +404,8 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async signedInUserIds(options) {
       const p = period(options);
-      const rows = await reader.read(signedInIdsSql(segmentSql(options)), [ts(p.from), ts(p.to)]);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(signedInIdsSql(segmentSql(options, values)), values);
       return rows.map((r) => String(r.auth_user_id));
     },
 

@@ -443,6 +443,22 @@ it('stores each item once: sent twice in one append, in two, or after a restart'
   await reopened.close();
 });
 
+it('stores each item once when copies arrive while the first is still being written', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const store = await openWritableStore(dataDir);
+  const sent = items(55);
+  // The second copy and a third that overlaps both arrive while the first write is in flight; each
+  // resolves only once the items are durable, whichever append wrote them.
+  await Promise.all([
+    store.append(packItems(sent)),
+    store.append(packItems(sent)),
+    store.append(packItems([...sent.slice(50), ...items(3)])),
+  ]);
+  expect(await store.count()).toBe(58);
+  await store.close();
+});
+
 it('erases one user, in DuckDB and in the journal, and exports one user', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);

@@ -1,14 +1,20 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
-import { generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { exportPKCS8, generateKeyPair, importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, requireAccessToken, type ApiUser, type TokenVerifier } from './bearer.js';
+import {
+  createTokenVerifier,
+  InvalidTokenError,
+  requireAccessToken,
+  type ApiUser,
+  type TokenVerifier,
+} from './bearer.js';
 import { createDpopVerifier, DpopNonces } from './dpop.js';
 import type { IntrospectionClient } from './opaque-token.js';
 import { makeDpopKey, makeDpopProof, type DpopKey } from '../test-support/dpop-proof.js';
 import { startLoopbackProvider } from '../test-support/loopback-provider.js';
-import { ProviderMetadataCache } from './provider-metadata.js';
+import { accessTokenAlgorithms, ProviderMetadataCache } from './provider-metadata.js';
 
 // A real provider stand-in on loopback: discovery and JWKS over HTTP, keys made here.
 let closeProvider: () => Promise<void>;
@@ -129,6 +135,52 @@ describe('requireAccessToken', () => {
   it('answers 403 when the role is missing, and lets the role in', async () => {
     expect((await call('/admin', `Bearer ${await token()}`)).status).toBe(403);
     expect((await call('/admin', `Bearer ${await token({ roles: ['admin'] })}`)).status).toBe(200);
+  });
+});
+
+describe('the signing algorithm of a JWT access token', () => {
+  it("is one the provider's discovery lists, and never none or HS*", async () => {
+    // A key published without `alg` serves every RSA algorithm: only the list decides.
+    const provider = await startLoopbackProvider(
+      {},
+      { keyAlg: null, discovery: { id_token_signing_alg_values_supported: ['RS256', 'HS256', 'none'] } },
+    );
+    try {
+      const check = createTokenVerifier({
+        issuer: provider.issuer,
+        audience: AUDIENCE,
+        rolesClaim: 'roles',
+        metadata: new ProviderMetadataCache(provider.issuer),
+      });
+      const signed = (alg: string, signWith: CryptoKey | Uint8Array) =>
+        new SignJWT({ iss: provider.issuer, aud: AUDIENCE, sub: 'alice' })
+          .setProtectedHeader({ alg, kid: 'k1', typ: 'at+jwt' })
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .sign(signWith);
+      expect((await check(await signed('RS256', provider.key))).sub).toBe('alice');
+      // The provider's own key, with an algorithm its discovery does not list.
+      const sameKeyForPss = await importPKCS8(await exportPKCS8(provider.key), 'PS256');
+      await expect(check(await signed('PS256', sameKeyForPss))).rejects.toThrow(
+        "signed with an algorithm the provider's discovery does not list",
+      );
+      await expect(check(await signed('HS256', new Uint8Array(32)))).rejects.toThrow(InvalidTokenError);
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('is RS256 when discovery lists no asymmetric algorithm; lists keep only asymmetric ones', () => {
+    expect(accessTokenAlgorithms({})).toEqual(['RS256']);
+    expect(accessTokenAlgorithms({ id_token_signing_alg_values_supported: ['HS256', 'none'] })).toEqual([
+      'RS256',
+    ]);
+    expect(
+      accessTokenAlgorithms({
+        id_token_signing_alg_values_supported: ['RS256', 'HS512', 'ES256'],
+        access_token_signing_alg_values_supported: ['PS256', 'RS256'],
+      }),
+    ).toEqual(['RS256', 'ES256', 'PS256']);
   });
 });
 

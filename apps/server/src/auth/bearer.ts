@@ -100,11 +100,13 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   });
 
   async function verifyJwt(token: string, header: ProtectedHeaderParameters): Promise<ApiUser> {
-    const { jwks_uri } = await metadata();
+    const { jwks_uri, accessTokenAlgorithms } = await metadata();
     jwks ??= createRemoteJWKSet(new URL(jwks_uri));
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, jwks, {
+        // Only what the provider signs with, never `none` or HS* (provider-metadata.ts).
+        algorithms: accessTokenAlgorithms,
         issuer: options.issuer,
         audience: options.audience,
         requiredClaims: ['sub', 'exp'],
@@ -241,6 +243,8 @@ function describe(error: unknown, audience: string): string {
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The access token signature is invalid';
   if (error instanceof errors.JWKSNoMatchingKey) return 'The access token is signed with an unknown key';
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return "The access token is signed with an algorithm the provider's discovery does not list";
   return 'The access token is malformed';
 }
 

@@ -8,6 +8,31 @@ export interface ProviderMetadata {
   introspection_endpoint: string | undefined;
   /** Origins the browser talks to for this provider (token, userinfo, JWKS, revocation...). */
   origins: string[];
+  /** The algorithms a JWT access token may be signed with (see `accessTokenAlgorithms`). */
+  accessTokenAlgorithms: string[];
+}
+
+/**
+ * JWS algorithms with a public verification key (RFC 7518 3.3-3.5, RFC 8037, RFC 8812). `none` and
+ * the HMAC family are never taken: an HS256 token "signed" with a public key, or an unsigned one, would
+ * otherwise pass for the provider's.
+ */
+const ASYMMETRIC = new Set(
+  'RS256 RS384 RS512 PS256 PS384 PS512 ES256 ES384 ES512 ES256K EdDSA Ed25519 Ed448'.split(' '),
+);
+
+/**
+ * What the provider says it signs tokens with: `id_token_signing_alg_values_supported` (Discovery 1.0
+ * section 3, required; providers sign JWT access tokens as they sign ID tokens, with the keys at the
+ * same `jwks_uri`), and the `access_token_signing_alg_values_supported` some providers publish beside
+ * it; only their asymmetric members. A provider that lists none of those: RS256, which every OpenID
+ * provider must support.
+ */
+export function accessTokenAlgorithms(document: Record<string, unknown>): string[] {
+  const listed = ['id_token_signing_alg_values_supported', 'access_token_signing_alg_values_supported']
+    .flatMap((key) => (Array.isArray(document[key]) ? (document[key] as unknown[]) : []))
+    .filter((alg): alg is string => typeof alg === 'string' && ASYMMETRIC.has(alg));
+  return listed.length > 0 ? [...new Set(listed)] : ['RS256'];
 }
 
 /**
@@ -72,6 +97,7 @@ export class ProviderMetadataCache {
       userinfo_endpoint: endpoint('userinfo_endpoint'),
       introspection_endpoint: endpoint('introspection_endpoint'),
       origins: [...origins],
+      accessTokenAlgorithms: accessTokenAlgorithms(document),
     };
   }
 }

@@ -18,12 +18,19 @@ const ENDPOINTS = { '/userinfo': 'userinfo_endpoint', '/introspect': 'introspect
  */
 export async function startLoopbackProvider(
   handlers: Partial<Record<keyof typeof ENDPOINTS, LoopbackHandler>> = {},
+  options: {
+    /** More members of the discovery document. */
+    discovery?: Record<string, unknown>;
+    /** The key's `alg` in the JWKS; null: none (the key then serves any RSA algorithm). Default RS256. */
+    keyAlg?: string | null;
+  } = {},
 ): Promise<{
   issuer: string;
   key: CryptoKey;
   close: () => Promise<void>;
 }> {
-  const pair = await generateKeyPair('RS256');
+  // Extractable, so a test can sign with the same key under another algorithm.
+  const pair = await generateKeyPair('RS256', { extractable: true });
   const publicJwk = await exportJWK(pair.publicKey);
   let issuer = '';
   const server = createServer((req, res) => {
@@ -37,9 +44,19 @@ export async function startLoopbackProvider(
           const endpoints = Object.entries(ENDPOINTS)
             .filter(([path]) => path in handlers)
             .map(([path, name]) => [name, `${issuer}${path}`]);
-          res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks`, ...Object.fromEntries(endpoints) }));
+          res.end(
+            JSON.stringify({
+              issuer,
+              jwks_uri: `${issuer}/jwks`,
+              ...Object.fromEntries(endpoints),
+              ...options.discovery,
+            }),
+          );
         } else if (req.url === '/jwks') {
-          res.end(JSON.stringify({ keys: [{ ...publicJwk, kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+          const alg = options.keyAlg === undefined ? 'RS256' : options.keyAlg;
+          res.end(
+            JSON.stringify({ keys: [{ ...publicJwk, kid: 'k1', use: 'sig', ...(alg ? { alg } : {}) }] }),
+          );
         } else if (handler) {
           const answer = await handler(req, body);
           res.statusCode = answer.status;

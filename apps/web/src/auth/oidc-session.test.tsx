@@ -228,6 +228,27 @@ describe('OidcSession.completeSignIn', () => {
     });
     expect(window.sessionStorage.getItem('gatehouse.session')).toBeNull();
   });
+
+  it('refuses a saved state without a nonce, before redeeming the code', async () => {
+    const { exchange } = answeredCallback();
+    for (const data of [{ returnTo: '/profile' }, { returnTo: '/profile', nonce: '' }]) {
+      vi.spyOn(OidcClient.prototype, 'readSigninResponseState').mockResolvedValue({
+        // oidc-client-ts's own nonce does not count: the check is ours (id-token.ts).
+        state: { nonce: 'n', data } as unknown as SigninState,
+        response: new SigninResponse(new URLSearchParams()),
+      });
+      const session = newSession();
+      const result = await session.completeSignIn(
+        `http://localhost:3000/callback?code=c&state=s-${String(data.nonce)}`,
+      );
+      expect(result).toEqual({
+        ok: false,
+        error: { code: 'state_mismatch', message: expect.stringContaining('has no nonce') as string },
+      });
+    }
+    expect(exchange).not.toHaveBeenCalled();
+    expect(window.sessionStorage.getItem('gatehouse.session')).toBeNull();
+  });
 });
 
 describe('toAuthError', () => {
@@ -373,7 +394,7 @@ describe('a provider that refuses offline_access without saying so in its discov
     vi.spyOn(MetadataService.prototype, 'getMetadata').mockResolvedValue({ issuer: AUTHORITY }); // no scopes_supported
     vi.spyOn(MetadataService.prototype, 'getAuthorizationEndpoint').mockResolvedValue(`${AUTHORITY}/auth`);
     vi.spyOn(OidcClient.prototype, 'readSigninResponseState').mockResolvedValue({
-      state: { nonce: 'n', data: { returnTo: '/profile', scope: config.scope } } as unknown as SigninState,
+      state: { data: { returnTo: '/profile', scope: config.scope, nonce: 'n' } } as unknown as SigninState,
       response: new SigninResponse(new URLSearchParams()),
     });
     vi.spyOn(OidcClient.prototype, 'processSigninResponse').mockRejectedValue(

@@ -270,11 +270,11 @@ export class OidcSession implements AuthSession {
     let returnTo = '/';
     let requested = '';
     try {
-      let nonce: string | undefined;
+      let nonce: unknown;
       try {
         const { state } = await this.client.readSigninResponseState(url);
         const data = state.data as { returnTo?: unknown; scope?: unknown; nonce?: unknown } | undefined;
-        nonce = typeof data?.nonce === 'string' ? data.nonce : state.nonce;
+        nonce = data?.nonce;
         returnTo = safeReturnTo(data?.returnTo);
         requested = typeof data?.scope === 'string' ? data.scope : '';
       } catch (cause) {
@@ -282,6 +282,14 @@ export class OidcSession implements AuthSession {
           'state_mismatch',
           'This sign-in response does not belong to a sign-in started in this tab: it was used already or altered.',
           { cause },
+        );
+      }
+      // signIn always keeps one: a state without it was not made by this app, so the ID token's
+      // nonce (OpenID Connect Core 3.1.3.7, 11) would go unchecked. Refused before the code is redeemed.
+      if (typeof nonce !== 'string' || nonce === '') {
+        throw new AuthError(
+          'state_mismatch',
+          'This sign-in response does not belong to a sign-in started by Gatehouse: its saved state has no nonce. Sign in again.',
         );
       }
       await this.checkIssuer();
@@ -295,7 +303,7 @@ export class OidcSession implements AuthSession {
         validateIdToken(response.id_token, this.jwks, {
           issuer: this.config.authority,
           clientId: this.config.clientId,
-          ...(nonce === undefined ? {} : { nonce }),
+          nonce,
         }),
         this.userInfo(response),
       ]);
