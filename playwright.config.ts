@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig, devices } from '@playwright/test';
+import { findChromium } from './scripts/test-tools.mjs';
 
 /**
  * Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. Every port
@@ -22,6 +23,9 @@ export const APP_WITHOUT_PROVIDER = `http://localhost:${port(2)}`;
  */
 process.env.E2E_TEST_CONTROLS_SECRET ||= randomBytes(24).toString('base64url');
 export const TEST_CONTROLS_SECRET = process.env.E2E_TEST_CONTROLS_SECRET;
+
+/** CHROMIUM_PATH, else Debian's Chromium, else Playwright's own build (scripts/test-tools.mjs). */
+const CHROMIUM = findChromium().path;
 
 /** Each server gets a fresh telemetry store of its own (DuckDB allows one process per file). */
 const dataDir = () => mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
@@ -51,7 +55,7 @@ export default defineConfig({
     baseURL: APP,
     trace: 'retain-on-failure',
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+      ...(CHROMIUM ? { executablePath: CHROMIUM } : {}),
       args: [
         '--no-sandbox',
         '--disable-gpu',

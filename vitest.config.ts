@@ -1,3 +1,4 @@
+import { defaultServerConditions } from 'vite';
 import { defineConfig } from 'vitest/config';
 
 // One `vitest run` covers every workspace: Node packages run in Node, the SPA in jsdom.
@@ -5,6 +6,9 @@ export default defineConfig({
   test: {
     projects: [
       {
+        // The workspace packages from their sources (package.json `exports`, ADR 0056): nothing to build first.
+        ssr: { resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] } },
+        resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] },
         test: {
           name: 'node',
           environment: 'node',

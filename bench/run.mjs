@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { run as dpop } from './dpop.mjs';
 import { run as firstPaintAndSignIn } from './first-paint-and-sign-in.mjs';
+import { run as replicas } from './replicas.mjs';
 import { run as telemetry } from './telemetry.mjs';
 
 const results = {
@@ -12,12 +13,14 @@ const results = {
   firstPaintAndSignIn: await firstPaintAndSignIn(),
   dpop: await dpop(),
   telemetry: await telemetry(),
+  replicas: await replicas(),
 };
 
 // The collector's benchmarks run in processes of their own (they start worker threads and fill stores).
 for (const [title, script] of [
   ['Collector throughput', 'bench/collector.mjs'],
   ['Usage dashboard queries over 1,000,000 items', 'bench/usage.mjs'],
+  ['Relay to Azure Monitor (a stand-in endpoint), against the local store', 'bench/relay.mjs'],
 ]) {
   console.log(`\n${title}`);
   const child = spawnSync(process.execPath, [script], { stdio: 'inherit' });

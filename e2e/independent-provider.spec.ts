@@ -3,6 +3,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { port } from '../playwright.config';
 import {
   logInAtProvider,
+  requireTool,
   sessionTokens,
   signIn,
   startServer,
@@ -21,6 +22,8 @@ const ISSUER = `${DOT}/o`;
 const ALICE = { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' };
 /** Short-lived tokens, so the walk sees a renewal. */
 const ACCESS_TOKEN_TTL = 20;
+
+requireTool('django-oauth-toolkit');
 
 let provider: ChildProcess;
 let app: StartedServer;

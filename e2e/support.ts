@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
+import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
+import { callApi, type ApiAnswer } from './browsers/in-page';
 
 export const ACCOUNTS = {
   alice: { username: 'alice', password: 'alice', name: 'Alice Liddell', email: 'alice@example.com' },
@@ -11,6 +13,16 @@ export const ACCOUNTS = {
 } as const;
 
 export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
+
+/**
+ * Skips the test (or every test of the file, when called at its top) where `tool` cannot be had,
+ * saying what is missing and how to get it; in CI (CI=true) fails instead: nothing is skipped there.
+ */
+export function requireTool(tool: ToolName): void {
+  const missing = lacking(tool);
+  if (missing && inCi()) throw new Error(`${missing} In CI every test must run.`);
+  test.skip(missing !== null, missing ?? '');
+}
 
 /** Makes the local provider misbehave in one way (or behave again with `null`). */
 export async function misbehave(
@@ -81,82 +93,12 @@ export async function pendingSignInRequests(page: Page): Promise<string[]> {
   return page.evaluate(() => Object.keys(sessionStorage).filter((key) => key.startsWith('gatehouse.oidc.')));
 }
 
-export interface ApiAnswer {
-  status: number;
-  /** The `WWW-Authenticate` header, '' when there is none. */
-  challenge: string;
-  body: unknown;
-}
-
 /**
- * GET `path` of the API from inside `page`, as the browser that holds the tokens can: with `token` (the
- * tab's access token unless given), as `Authorization: DPoP` with a proof signed by the browser's own
- * non-extractable key (read from oidc-client-ts's IndexedDB store) when the token is DPoP-bound, else as
- * a bearer token. Node cannot make such a proof: that is the point of the binding.
+ * GET `path` of the API from inside `page`, as the browser that holds the tokens can (DPoP-bound or
+ * bearer): see browsers/in-page.ts `callApi`.
  */
 export async function apiFromPage(page: Page, path: string, token?: string): Promise<ApiAnswer> {
-  return page.evaluate(
-    async ({ path, token }) => {
-      const session = JSON.parse(sessionStorage.getItem('gatehouse.session') ?? '{}') as {
-        access_token?: string;
-        token_type?: string;
-      };
-      const accessToken = token ?? session.access_token ?? '';
-      const keys = await new Promise<CryptoKeyPair | undefined>((resolve, reject) => {
-        const open = indexedDB.open('oidc');
-        open.onupgradeneeded = () => open.result.createObjectStore('dpop');
-        open.onerror = () => reject(new Error(String(open.error)));
-        open.onsuccess = () => {
-          // The store holds one key, under the client id (whatever OIDC_CLIENT_ID is).
-          const read = open.result.transaction('dpop', 'readonly').objectStore('dpop').getAll();
-          read.onerror = () => reject(new Error(String(read.error)));
-          read.onsuccess = () => resolve((read.result as Array<{ keys?: CryptoKeyPair }>)[0]?.keys);
-        };
-      });
-      const url = new URL(path, location.origin);
-      const authorization = async (nonce: string | null): Promise<Record<string, string>> => {
-        if (!keys || session.token_type?.toLowerCase() !== 'dpop') {
-          return { Authorization: `Bearer ${accessToken}` };
-        }
-        const encode = (bytes: ArrayBuffer | Uint8Array) =>
-          btoa(String.fromCharCode(...new Uint8Array(bytes)))
-            .replace(/\+/g, '-')
-            .replace(/\//g, '_')
-            .replace(/=+$/, '');
-        const text = (value: unknown) => encode(new TextEncoder().encode(JSON.stringify(value)));
-        const { kty, crv, x, y } = await crypto.subtle.exportKey('jwk', keys.publicKey);
-        const ath = encode(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken)));
-        const claims = {
-          jti: crypto.randomUUID(),
-          htm: 'GET',
-          htu: `${url.origin}${url.pathname}`,
-          iat: Math.floor(Date.now() / 1000),
-          ath,
-          ...(nonce ? { nonce } : {}),
-        };
-        const input = `${text({ alg: 'ES256', typ: 'dpop+jwt', jwk: { kty, crv, x, y } })}.${text(claims)}`;
-        const signature = await crypto.subtle.sign(
-          { name: 'ECDSA', hash: 'SHA-256' },
-          keys.privateKey,
-          new TextEncoder().encode(input),
-        );
-        return { Authorization: `DPoP ${accessToken}`, DPoP: `${input}.${encode(signature)}` };
-      };
-      let response = await fetch(url, { headers: await authorization(null) });
-      // RFC 9449 9: an API that asks for its nonce gets the request once more, with it.
-      const nonce = response.headers.get('DPoP-Nonce');
-      if (
-        response.status === 401 &&
-        nonce &&
-        /use_dpop_nonce/.test(response.headers.get('WWW-Authenticate') ?? '')
-      ) {
-        response = await fetch(url, { headers: await authorization(nonce) });
-      }
-      const body: unknown = await response.json().catch(() => null);
-      return { status: response.status, challenge: response.headers.get('WWW-Authenticate') ?? '', body };
-    },
-    { path, token },
-  );
+  return page.evaluate(callApi, { path, token });
 }
 
 /**
@@ -164,14 +106,19 @@ export async function apiFromPage(page: Page, path: string, token?: string): Pro
  * the API's refusal to say so: the token is first accepted (or refused for another reason), and never
  * sleeps.
  */
-export async function expectRefusedOnceExpired(page: Page, path: string, accessToken: string): Promise<void> {
+export async function expectRefusedOnceExpired(
+  page: Page,
+  path: string,
+  accessToken: string,
+  timeoutMs = 15_000,
+): Promise<void> {
   await expect
     .poll(
       async () => {
         const { status, challenge } = await apiFromPage(page, path, accessToken);
         return `${status} ${challenge}`;
       },
-      { timeout: 15_000 },
+      { timeout: timeoutMs },
     )
     .toMatch(/^401 .*expired/);
 }

@@ -52,7 +52,7 @@ function ensureInstalled() {
       stdio: 'inherit',
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
-  // The package lists may be fresh already (ensure-chromium.mjs runs first in `npm test`).
+  // The package lists may be fresh already (ensure-test-tools.mjs runs first in `npm test`).
   const known = (() => {
     try {
       execFileSync('apt-cache', ['show', PACKAGE], { stdio: 'ignore' });

@@ -1,4 +1,4 @@
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 import { compression } from 'vite-plugin-compression2';
 
@@ -8,6 +8,8 @@ export default defineConfig({
     // Brotli and gzip files beside each asset, made once at build time: the server sends them as they are.
     compression({ algorithms: ['brotliCompress', 'gzip'], exclude: [/\.(map|html)$/], threshold: 1024 }),
   ],
+  // The workspace packages from their sources (package.json `exports`, ADR 0056): nothing to build first.
+  resolve: { conditions: ['@gatehouse/source', ...defaultClientConditions] },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

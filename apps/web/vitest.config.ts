@@ -1,6 +1,8 @@
+import { defaultClientConditions } from 'vite';
 import { defineProject } from 'vitest/config';
 
 export default defineProject({
+  resolve: { conditions: ['@gatehouse/source', ...defaultClientConditions] },
   test: {
     name: 'web',
     root: import.meta.dirname,

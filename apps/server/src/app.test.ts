@@ -275,7 +275,6 @@ describe('an app behind a proxy (TRUST_PROXY)', () => {
       }),
       authority: 'http://127.0.0.1:9',
       webRoot: pathToFileURL(`${await mkdtemp(join(tmpdir(), 'gatehouse-proxied-'))}/`),
-      log: () => undefined,
       fetchImpl: () => Promise.reject(new TypeError('fetch failed')),
     });
     const proxied = app.listen(0, '127.0.0.1');

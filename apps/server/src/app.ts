@@ -1,18 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
-import { createDpopVerifier, DpopNonces } from './auth/dpop.js';
+import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
+import type { DevWeb } from './dev-web.js';
 import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter } from './usage.js';
+import { createUsageRouter, type UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -26,19 +28,31 @@ export interface AppOptions {
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
-  usage?: UsageQueries;
+  usage?: UsageQueries | undefined;
   /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
-  analytics?: AnalyticsQueries;
+  analytics?: AnalyticsQueries | undefined;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
+  usageSource?: UsageSource;
+  /**
+   * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
+   * process (docs/decisions/0041); undefined when it serves no other replica.
+   */
+  internalApi?: ((req: Request, res: Response, next: () => void) => void) | undefined;
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds;
+  /** Development (`npm run dev`): the SPA from its sources through Vite instead of `webRoot`'s build. */
+  devWeb?: DevWeb | undefined;
   /**
    * What /readyz reports (the caller's checks: store, Redis); the app adds the provider's discovery.
    * Default: a readiness of its own with only that check.
    */
   readiness?: Readiness;
+  /** Where accepted DPoP proofs are remembered: Redis for every replica (shared-state.ts); default this process. */
+  replay?: ReplayTable;
 }
 
-const INGESTION_PATH = /^\/v2(\.1)?\/track$/;
+/** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
+const INGESTION_PATH = /^\/(v2(\.1)?\/track|internal\/collector\/append)$/;
 /** Probed every few seconds by each balancer: only their failures are news in the access log. */
 const PROBE_PATHS = new Set(['/healthz', '/readyz']);
 /** The build's HTML file under its own names: it holds no configuration, so it is never served as is. */
@@ -105,7 +119,7 @@ export function createApp(options: AppOptions) {
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
-    verify: createDpopVerifier({ nonces }),
+    verify: createDpopVerifier({ nonces, ...(options.replay ? { replay: options.replay } : {}) }),
     required: config.dpop.mode === 'required',
     publicOrigin: config.publicOrigin,
     nonces,
@@ -114,6 +128,23 @@ export function createApp(options: AppOptions) {
   const app = express();
   app.disable('x-powered-by');
   trustProxies(app, config.trustProxy);
+  const { devWeb } = options;
+  // Development only: Vite's client and React's refresh preamble are inline scripts, and its styles are
+  // <style> elements; each carries this request's nonce, and the HMR websocket is on this origin (ADR 0055).
+  const devOnly = (directive: 'script' | 'connect') =>
+    devWeb
+      ? [
+          directive === 'connect'
+            ? () => config.publicOrigin.replace(/^http/, 'ws')
+            : (_req: unknown, res: unknown) => `'nonce-${(res as Response).locals.cspNonce as string}'`,
+        ]
+      : [];
+  if (devWeb) {
+    app.use((_req, res, next) => {
+      res.locals.cspNonce = randomBytes(16).toString('base64');
+      next();
+    });
+  }
 
   // Access log: method, path and status only; a query string can carry an authorization code, and no
   // header is logged (Authorization, DPoP, cookies). The path is read now, as routers rewrite req.path
@@ -144,11 +175,15 @@ export function createApp(options: AppOptions) {
         useDefaults: false,
         directives: {
           'default-src': ["'self'"],
-          'script-src': ["'self'"],
-          'style-src': ["'self'"],
+          'script-src': ["'self'", ...devOnly('script')],
+          'style-src': ["'self'", ...devOnly('script')],
           'img-src': ["'self'", 'data:'],
           'font-src': ["'self'"],
-          'connect-src': ["'self'", () => connectOrigins(authority, metadata, config).join(' ')],
+          'connect-src': [
+            "'self'",
+            () => connectOrigins(authority, metadata, config).join(' '),
+            ...devOnly('connect'),
+          ],
           'frame-ancestors': ["'none'"],
           'form-action': ["'self'"],
           'base-uri': ["'none'"],
@@ -184,6 +219,8 @@ export function createApp(options: AppOptions) {
     }, next);
   });
 
+  // --- the store holder's internal API, for the other replicas: nothing under it without the token ---
+  if (options.internalApi) app.use(options.internalApi);
   // --- telemetry ingestion, on this origin: no CORS, no third-party host for blockers to drop ---
   if (options.collector) app.use(options.collector.handle);
 
@@ -220,6 +257,7 @@ export function createApp(options: AppOptions) {
         verify,
         queries: options.usage,
         analytics: options.analytics,
+        source: options.usageSource,
         isVerifiedUser,
         dpop,
       }),
@@ -230,8 +268,49 @@ export function createApp(options: AppOptions) {
   });
   app.use('/api', api);
 
+  const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
+    if (error instanceof StoreUnavailable) {
+      // Another replica holds the store and cannot answer now (restarting): the dashboard asks again.
+      res.status(503).set('Retry-After', '5').json(errorBody('store_unavailable', error.message));
+      return;
+    }
+    const status =
+      (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
+    if (status >= 500) logger.error({ ...res.locals.logIds, err: error }, String(error));
+    // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
+    res
+      .status(status)
+      .json(
+        status === 503
+          ? errorBody('provider_unavailable', (error as Error).message)
+          : status >= 500
+            ? errorBody('server_error', 'Something went wrong on the server.')
+            : errorBody('bad_request', 'The request is invalid.'),
+      );
+  };
+
   // --- the SPA ---
-  const indexHtml = renderIndex(options.webRoot, publicConfig(config, authority));
+  if (devWeb) {
+    app.use(devWeb.handle);
+    app.get('/{*path}', async (req: Request, res: Response, next) => {
+      if (!req.accepts('html')) return next();
+      try {
+        const html = await devWeb.html(req.originalUrl, res.locals.cspNonce as string);
+        const page = withConfig(html, publicConfig(config, authority));
+        res
+          .set('Cache-Control', 'no-store')
+          .type('html')
+          .send(page[req.path === '/' ? 'home' : 'other']);
+      } catch (error) {
+        next(error);
+      }
+    });
+    app.use(onError);
+    return app;
+  }
+  const indexHtml = readFile(new URL('index.html', options.webRoot), 'utf8').then((html) =>
+    withConfig(html, publicConfig(config, authority)),
+  );
   // Read once, at start. A missing or broken build is reported by every page request (a 500 with the
   // reason in the log), not as an unhandled rejection that would end the process before any request.
   indexHtml.catch(() => undefined);
@@ -265,22 +344,6 @@ export function createApp(options: AppOptions) {
       next(error);
     }
   });
-
-  const onError: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
-    const status =
-      (error as { status?: number }).status ?? (error as { statusCode?: number }).statusCode ?? 500;
-    if (status >= 500) logger.error({ ...res.locals.logIds, err: error }, String(error));
-    // 503 is the provider being unreachable (bearer.ts); 4xx here is a body express could not read.
-    res
-      .status(status)
-      .json(
-        status === 503
-          ? errorBody('provider_unavailable', (error as Error).message)
-          : status >= 500
-            ? errorBody('server_error', 'Something went wrong on the server.')
-            : errorBody('bad_request', 'The request is invalid.'),
-      );
-  };
   app.use(onError);
   return app;
 }
@@ -307,9 +370,9 @@ function telemetryOrigin(connectionString: string | undefined): string | undefin
  * The page, with the public configuration in it, twice: for `/`, whose static first render (index.html's
  * shell) holds the home page, and for every other path, without it (the route's page renders there).
  */
-async function renderIndex(webRoot: URL, config: unknown): Promise<{ home: string; other: string }> {
-  const html = await readFile(new URL('index.html', webRoot), 'utf8');
-  const marker = /(<script id="gatehouse-config" type="application\/json">)[\s\S]*?(<\/script>)/;
+function withConfig(html: string, config: unknown): { home: string; other: string } {
+  // (Vite's dev server adds a nonce attribute.)
+  const marker = /(<script id="gatehouse-config" type="application\/json"[^>]*>)[\s\S]*?(<\/script>)/;
   if (!marker.test(html)) throw new Error('The built index.html has no gatehouse-config element.');
   const home = html.replace(
     marker,

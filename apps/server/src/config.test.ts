@@ -139,12 +139,60 @@ describe('loadConfig', () => {
     const value =
       'InstrumentationKey=00000000-0000-0000-0000-000000000000;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
     const config = loadConfig({ APPLICATIONINSIGHTS_CONNECTION_STRING: value });
-    expect(config.telemetry).toEqual({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry).toMatchObject({ connectionString: value, external: true, consent: 'ask' });
+    expect(config.telemetry.relay).toBeUndefined();
+  });
+
+  it('relays through this origin: the browser gets the key and this origin, the relay the real endpoint', () => {
+    const value =
+      'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/';
+    const config = loadConfig({
+      APPLICATIONINSIGHTS_CONNECTION_STRING: value,
+      TELEMETRY_RELAY: 'true',
+      TELEMETRY_RELAY_LOCAL_COPY: 'true',
+      TELEMETRY_RELAY_MAX_MB: '10',
+      PUBLIC_ORIGIN: 'https://app.example.com',
+      OIDC_AUTHORITY: 'https://idp.example.com',
+      OIDC_CLIENT_ID: 'g',
+    });
+    expect(config.telemetry).toMatchObject({
+      connectionString:
+        'InstrumentationKey=0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9;IngestionEndpoint=https://app.example.com/',
+      external: false,
+      relay: { connectionString: value, maxBytes: 10 * 1024 * 1024, maxRetryMs: 300_000, localCopy: true },
+    });
+    expect(config.collector.instrumentationKeys).toEqual(['0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9']);
+  });
+
+  it('refuses a relay without a connection string, a copy without a relay, a relay over plain http', () => {
+    expect(() => loadConfig({ TELEMETRY_RELAY: 'true' })).toThrow(
+      /TELEMETRY_RELAY: needs APPLICATIONINSIGHTS/,
+    );
+    expect(() => loadConfig({ TELEMETRY_RELAY_LOCAL_COPY: '1' })).toThrow(/needs TELEMETRY_RELAY=true/);
+    const plain = 'InstrumentationKey=k;IngestionEndpoint=http://ingest.example.com/';
+    expect(() => loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: plain })).toThrow(
+      /IngestionEndpoint must use https for the relay/,
+    );
+    const loopback = 'InstrumentationKey=k;IngestionEndpoint=http://127.0.0.1:9999/';
+    expect(
+      loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: loopback }).telemetry.relay,
+    ).toBeDefined();
+  });
+
+  it('reads the dashboard from a Log Analytics workspace when one is named', () => {
+    expect(loadConfig({}).telemetry.logAnalytics).toBeUndefined();
+    const config = loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: '11111111-2222-3333-4444-555555555555' });
+    expect(config.telemetry.logAnalytics).toEqual({
+      workspaceId: '11111111-2222-3333-4444-555555555555',
+      endpoint: undefined,
+      resourceId: undefined,
+    });
+    expect(() => loadConfig({ LOG_ANALYTICS_WORKSPACE_ID: 'my-workspace' })).toThrow(/a GUID/);
   });
 
   it('points telemetry at the built-in collector when no connection string is set', () => {
     const config = loadConfig({ PORT: '8080', TELEMETRY_CONSENT: 'implied', TELEMETRY_RETENTION_DAYS: '30' });
-    expect(config.telemetry).toEqual({
+    expect(config.telemetry).toMatchObject({
       connectionString: `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=http://localhost:8080/`,
       external: false,
       consent: 'implied',
@@ -162,8 +210,14 @@ describe('loadConfig', () => {
       maxItemsPerSecond: 5000,
       maxItemsPerSecondPerSource: 500,
       maxItemsPerRequest: 1000,
+      maxBytesPerSecondPerSource: 60 * 1024,
+      maxBytesBurstPerSource: 1024 * 1024,
+      maxBytesInFlight: 64 * 1024 * 1024,
       maxStoreBytes: 5120 * 1024 * 1024,
     });
+    // One source, sending all it may, needs at least a day to fill the default quota (issue 24).
+    const { maxBytesPerSecondPerSource = 0, maxBytesBurstPerSource, maxStoreBytes } = defaults.collector;
+    expect(maxBytesBurstPerSource + maxBytesPerSecondPerSource * 86_400).toBeLessThanOrEqual(maxStoreBytes);
     expect(defaults.http).toEqual({
       requestTimeoutMs: 30_000,
       headersTimeoutMs: 10_000,
@@ -175,6 +229,9 @@ describe('loadConfig', () => {
       TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '50',
       TELEMETRY_MAX_ITEMS_PER_REQUEST: '250',
       TELEMETRY_MAX_STORE_MB: '0',
+      TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: '0',
+      TELEMETRY_MAX_KB_BURST_PER_SOURCE: '256',
+      TELEMETRY_MAX_MB_IN_FLIGHT: '16',
       HTTP_REQUEST_TIMEOUT_SECONDS: '5',
       HTTP_HEADERS_TIMEOUT_SECONDS: '20',
       HTTP_MAX_CONNECTIONS: '64',
@@ -183,6 +240,9 @@ describe('loadConfig', () => {
       maxItemsPerSecond: undefined,
       maxItemsPerSecondPerSource: 50,
       maxItemsPerRequest: 250,
+      maxBytesPerSecondPerSource: undefined,
+      maxBytesBurstPerSource: 256 * 1024,
+      maxBytesInFlight: 16 * 1024 * 1024,
       maxStoreBytes: 0,
     });
     // The headers cannot be given longer than the whole request.
@@ -190,5 +250,59 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TELEMETRY_MAX_ITEMS_PER_REQUEST: '0' })).toThrow(
       /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
     );
+  });
+  it('takes the store holder settings of several replicas, and refuses them incomplete or in clear', () => {
+    const token = 'x'.repeat(32);
+    const secret = 'y'.repeat(32);
+    expect(loadConfig({}).collector).toMatchObject({ forwardTo: undefined, token: undefined });
+    const replica = loadConfig({
+      COLLECTOR_URL: 'http://10.0.0.5:3000',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    });
+    expect(replica.collector).toMatchObject({ forwardTo: 'http://10.0.0.5:3000', token });
+    // A forwarding replica holds telemetry 5 s for a restarting store holder, or what it is told.
+    expect(replica.collector.waitForStoreHolderMs).toBe(5_000);
+    expect(loadConfig({ COLLECTOR_WAIT_SECONDS: '20' }).collector.waitForStoreHolderMs).toBe(20_000);
+    expect(() => loadConfig({ COLLECTOR_WAIT_SECONDS: '600' })).toThrow(/COLLECTOR_WAIT_SECONDS/);
+    expect(() => loadConfig({ COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_TOKEN: is required when COLLECTOR_URL is set/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: 'short', TELEMETRY_USER_ID_SECRET: secret })).toThrow(
+      /COLLECTOR_TOKEN: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ COLLECTOR_TOKEN: token })).toThrow(/TELEMETRY_USER_ID_SECRET: is required/);
+    expect(() =>
+      loadConfig({ COLLECTOR_TOKEN: token, TELEMETRY_USER_ID_SECRET: secret, API_DPOP_NONCES: '1' }),
+    ).toThrow(/API_DPOP_NONCE_SECRET: is required/);
+    const production = {
+      NODE_ENV: 'production',
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      COLLECTOR_TOKEN: token,
+      TELEMETRY_USER_ID_SECRET: secret,
+    };
+    expect(() => loadConfig({ ...production, COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
+      /COLLECTOR_URL: must use https when NODE_ENV=production/,
+    );
+    expect(loadConfig({ ...production, COLLECTOR_URL: 'http://127.0.0.1:3000' }).collector.forwardTo).toBe(
+      'http://127.0.0.1:3000',
+    );
+  });
+
+  it('takes REDIS_URL: rediss, or plain redis only on loopback in production; none by default', () => {
+    expect(loadConfig({}).redisUrl).toBeUndefined();
+    expect(() => loadConfig({ REDIS_URL: 'http://cache.example.com' })).toThrow(/REDIS_URL/);
+    const production = { NODE_ENV: 'production', ALLOW_BUNDLED_DEV_IDP: '1' };
+    expect(() => loadConfig({ ...production, REDIS_URL: 'redis://10.0.0.7:6379' })).toThrow(
+      /REDIS_URL: must use rediss when NODE_ENV=production .*only a loopback address may use redis$/m,
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
+    expect(loadConfig({ ...production, REDIS_URL: 'rediss://:pw@cache.example.com:6380' }).redisUrl).toBe(
+      'rediss://:pw@cache.example.com:6380',
+    );
+    // Outside production, any Redis (a developer's, on another machine) is taken.
+    expect(loadConfig({ REDIS_URL: 'redis://10.0.0.7:6379' }).redisUrl).toBe('redis://10.0.0.7:6379');
   });
 });

@@ -1,5 +1,8 @@
+import { parseConnectionString } from '@gatehouse/collector';
 import { z } from 'zod';
 import { LOG_LEVELS, type LogLevelName } from './log.js';
+
+export { parseConnectionString };
 
 const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
 const flag = z
@@ -35,6 +38,34 @@ export function isLoopbackHost(hostname: string): boolean {
   );
 }
 
+/** Whether `url` uses the `secure` scheme, or any scheme but to this machine only. */
+export function secureOrLoopback(url: string, secure: 'https' | 'rediss'): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === `${secure}:` || isLoopbackHost(hostname);
+}
+
+/** The URLs that must be encrypted in production unless they stay on this machine, and why. */
+const PRODUCTION_TRANSPORTS = [
+  [
+    'OIDC_AUTHORITY',
+    'https',
+    'http',
+    "plain http lets anyone on the way replace the provider's keys and so sign in as anyone",
+  ],
+  [
+    'COLLECTOR_URL',
+    'https',
+    'http',
+    'the collector token and every telemetry item travel to the store holder',
+  ],
+  [
+    'REDIS_URL',
+    'rediss',
+    'redis',
+    "Redis's password and the replay table travel there: whoever changes them can replay DPoP proofs",
+  ],
+] as const;
+
 /** Every environment variable the server reads, with its default. Nothing else reads process.env. */
 const envSchema = z
   .object({
@@ -61,6 +92,30 @@ const envSchema = z
     ),
     APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
     TELEMETRY_CONSENT: z.enum(['ask', 'implied']).default('ask'),
+    // The relay to Azure Monitor and the dashboard over Log Analytics (docs/azure.md).
+    TELEMETRY_RELAY: flag,
+    TELEMETRY_RELAY_LOCAL_COPY: flag,
+    TELEMETRY_RELAY_MAX_MB: z.coerce.number().int().min(1).default(1024),
+    TELEMETRY_RELAY_MAX_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+    LOG_ANALYTICS_WORKSPACE_ID: optionalText.pipe(
+      z
+        .string()
+        .regex(
+          /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+          'must be a workspace id (a GUID)',
+        )
+        .optional(),
+    ),
+    LOG_ANALYTICS_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https$/ }).optional()),
+    APPLICATIONINSIGHTS_RESOURCE_ID: optionalText.pipe(
+      z
+        .string()
+        .regex(
+          /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/microsoft\.insights\/components\/[^/]+$/i,
+          'must be the resource id of an Application Insights resource',
+        )
+        .optional(),
+    ),
     GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
     // Collector and HTTP limits (README, "Limits for operators"); 0 turns a rate limit or the quota off.
@@ -68,6 +123,10 @@ const envSchema = z
     TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
     TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),
     TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(5120),
+    // 60 KiB/s with a 1 MiB burst: one source needs a day (and more) to fill the default quota.
+    TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(60),
+    TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce.number().int().min(64).default(1024),
+    TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce.number().int().min(0).default(64),
     HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
     HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
@@ -86,6 +145,14 @@ const envSchema = z
         )
         .optional(),
     ),
+    // Several replicas (docs/replicas.md): the one holding the store sets COLLECTOR_TOKEN; the others
+    // set COLLECTOR_URL (the store holder's own address, not the balancer's) and the same token.
+    COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
+    // Shared by every replica: the DPoP replay table and the rate-limit buckets (docs/decisions/0062).
+    // How long a forwarding replica holds telemetry for a store holder that is restarting (then 503).
+    COLLECTOR_WAIT_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
+    REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
     TRUST_PROXY: flag,
     // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
     TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
@@ -140,16 +207,17 @@ const envSchema = z
           'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
       });
     }
-    if (production && env.OIDC_AUTHORITY) {
-      const authority = new URL(env.OIDC_AUTHORITY);
-      if (authority.protocol === 'http:' && !isLoopbackHost(authority.hostname)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['OIDC_AUTHORITY'],
-          message:
-            'must use https when NODE_ENV=production (plain http lets anyone on the way replace the ' +
-            "provider's keys and so sign in as anyone); only a loopback address may use http",
-        });
+    if (production) {
+      // Plain-text transports only to this machine: anyone on the way could read and change what travels.
+      for (const [key, secure, plain, why] of PRODUCTION_TRANSPORTS) {
+        const value = env[key];
+        if (value !== undefined && !secureOrLoopback(value, secure)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `must use ${secure} when NODE_ENV=production (${why}); only a loopback address may use ${plain}`,
+          });
+        }
       }
     }
     if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
@@ -157,6 +225,55 @@ const envSchema = z
         code: 'custom',
         path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
         message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
+      });
+    }
+    if (env.TELEMETRY_RELAY && !env.APPLICATIONINSIGHTS_CONNECTION_STRING) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_RELAY'],
+        message: 'needs APPLICATIONINSIGHTS_CONNECTION_STRING: the relay forwards to its ingestion endpoint',
+      });
+    }
+    if (env.TELEMETRY_RELAY_LOCAL_COPY && !env.TELEMETRY_RELAY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_RELAY_LOCAL_COPY'],
+        message: 'needs TELEMETRY_RELAY=true',
+      });
+    }
+    const endpoint =
+      env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING
+        ? parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint
+        : undefined;
+    if (endpoint !== undefined && URL.canParse(endpoint) && !secureOrLoopback(endpoint, 'https')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+        message: 'IngestionEndpoint must use https for the relay; only a loopback address may use http',
+      });
+    }
+    if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['COLLECTOR_TOKEN'],
+        message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
+      });
+    }
+    if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TELEMETRY_USER_ID_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN: every replica must issue and verify the same pseudonymous ' +
+          'user ids, and the key each would otherwise keep in its own data folder would differ',
+      });
+    }
+    if (env.COLLECTOR_TOKEN && env.API_DPOP_NONCES && !env.API_DPOP_NONCE_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['API_DPOP_NONCE_SECRET'],
+        message:
+          'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
       });
     }
     if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
@@ -214,10 +331,27 @@ export interface ServerConfig {
     rolesClaim: string;
   };
   telemetry: {
-    /** Where the browser posts telemetry: the configured connection string, else the built-in collector. */
+    /**
+     * What the browser is given: the configured connection string; with the relay, its key and this
+     * origin as the endpoint; else the built-in collector's.
+     */
     connectionString: string;
-    /** Whether the configured connection string sends telemetry elsewhere than this server. */
+    /** Whether the browser sends telemetry elsewhere than this server (a connection string, no relay). */
     external: boolean;
+    /** The relay to Azure Monitor (TELEMETRY_RELAY); undefined: none. */
+    relay:
+      | {
+          /** The configured connection string: the destination and its key come from it only. */
+          connectionString: string;
+          maxBytes: number;
+          maxRetryMs: number;
+          /** Also keep every item in the local store, for the built-in dashboard. */
+          localCopy: boolean;
+        }
+      | undefined;
+    /** The dashboard over a Log Analytics workspace; undefined: over the local store. */
+    logAnalytics:
+      { workspaceId: string; endpoint: string | undefined; resourceId: string | undefined } | undefined;
     consent: 'ask' | 'implied';
     /**
      * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
@@ -248,11 +382,34 @@ export interface ServerConfig {
     /** Items a second per client address (behind TRUST_PROXY, the proxy's X-Forwarded-For); undefined: no limit. */
     maxItemsPerSecondPerSource: number | undefined;
     maxItemsPerRequest: number;
+    /** Stored bytes a second per source; undefined: no limit. */
+    maxBytesPerSecondPerSource: number | undefined;
+    /** What a source's byte bucket holds when full. */
+    maxBytesBurstPerSource: number;
+    /** Request body bytes received and inflated at once (counted at their worst); 0: no cap. */
+    maxBytesInFlight: number;
     /** Bytes the data folder may hold; 0: no quota. */
     maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
     instrumentationKeys: string[];
+    /**
+     * The store holder's base URL: this replica opens no store and forwards to it (docs/decisions/0041).
+     * Undefined: this process holds the store.
+     */
+    forwardTo: string | undefined;
+    /** The secret between replicas and the store holder; set on both sides, or on neither. */
+    token: string | undefined;
+    /**
+     * How long a forwarding replica holds a batch while the store holder refuses connections (its
+     * restart), before answering 503: longer than its restart, browsers see no failure.
+     */
+    waitForStoreHolderMs: number;
   };
+  /**
+   * Redis, where replicas keep what they must agree on (the DPoP replay table, the rate-limit buckets);
+   * undefined: both stay in this process (one replica). Holds a password: never logged.
+   */
+  redisUrl: string | undefined;
 }
 
 /**
@@ -281,6 +438,10 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
   const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;
   const local = e.OIDC_AUTHORITY === undefined;
   const clientId = e.OIDC_CLIENT_ID ?? 'gatehouse';
+  const relayKey =
+    e.TELEMETRY_RELAY && e.APPLICATIONINSIGHTS_CONNECTION_STRING
+      ? parseConnectionString(e.APPLICATIONINSIGHTS_CONNECTION_STRING).instrumentationkey
+      : undefined;
   return {
     port: e.PORT,
     publicOrigin,
@@ -311,9 +472,27 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
     },
     telemetry: {
       connectionString:
-        e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
-        `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`,
-      external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined,
+        relayKey !== undefined
+          ? `InstrumentationKey=${relayKey};IngestionEndpoint=${publicOrigin}/`
+          : (e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
+            `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`),
+      external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined && relayKey === undefined,
+      relay:
+        relayKey !== undefined && e.APPLICATIONINSIGHTS_CONNECTION_STRING
+          ? {
+              connectionString: e.APPLICATIONINSIGHTS_CONNECTION_STRING,
+              maxBytes: e.TELEMETRY_RELAY_MAX_MB * 1024 * 1024,
+              maxRetryMs: e.TELEMETRY_RELAY_MAX_RETRY_SECONDS * 1000,
+              localCopy: e.TELEMETRY_RELAY_LOCAL_COPY,
+            }
+          : undefined,
+      logAnalytics: e.LOG_ANALYTICS_WORKSPACE_ID
+        ? {
+            workspaceId: e.LOG_ANALYTICS_WORKSPACE_ID,
+            endpoint: e.LOG_ANALYTICS_ENDPOINT,
+            resourceId: e.APPLICATIONINSIGHTS_RESOURCE_ID,
+          }
+        : undefined,
       consent: e.TELEMETRY_CONSENT,
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
@@ -333,18 +512,16 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND || undefined,
       maxItemsPerSecondPerSource: e.TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE || undefined,
       maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
+      maxBytesPerSecondPerSource: e.TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE * 1024 || undefined,
+      maxBytesBurstPerSource: e.TELEMETRY_MAX_KB_BURST_PER_SOURCE * 1024,
+      maxBytesInFlight: e.TELEMETRY_MAX_MB_IN_FLIGHT * 1024 * 1024,
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
-      instrumentationKeys: [LOCAL_INSTRUMENTATION_KEY],
+      // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
+      instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],
+      forwardTo: e.COLLECTOR_URL,
+      token: e.COLLECTOR_TOKEN,
+      waitForStoreHolderMs: e.COLLECTOR_WAIT_SECONDS * 1000,
     },
+    redisUrl: e.REDIS_URL,
   };
-}
-
-/** Keys are case-insensitive in Azure Monitor connection strings; they come back lower-cased. */
-export function parseConnectionString(value: string): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (const part of value.split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0) fields[part.slice(0, at).trim().toLowerCase()] = part.slice(at + 1).trim();
-  }
-  return fields;
 }

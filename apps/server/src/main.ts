@@ -1,12 +1,17 @@
 #!/usr/bin/env node
-import { createCollector, defaultHttpLimits } from '@gatehouse/collector';
+import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
 import { createApp } from './app.js';
+import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DevWeb } from './dev-web.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
+import { SharedState } from './shared-state.js';
 import { trackRequests } from './shutdown.js';
+import { startTelemetryStore } from './telemetry-store.js';
 import { loadTelemetryUserIds } from './telemetry-user-id.js';
+import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
@@ -16,46 +21,62 @@ async function main() {
   let authority = config.oidc.authority;
 
   if (authority === undefined) {
-    const { startDevIdp } = await import('@gatehouse/dev-idp');
-    const idp = await startDevIdp({
-      port: config.devIdp.port,
-      appOrigin: config.publicOrigin,
-      clientId: config.oidc.clientId,
-      apiResource: config.oidc.audience,
-      testControls: config.devIdp.testControls,
-      accessTokenFormat: config.devIdp.accessTokenFormat,
-      dpop: config.devIdp.dpop,
-      log: (line) => logger.info({ component: 'dev-idp' }, line),
-      rolesClaim: config.devIdp.rolesClaim,
-      ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
-      ...(config.devIdp.testControlsSecret === undefined
-        ? {}
-        : { testControlsSecret: config.devIdp.testControlsSecret }),
-      ...(config.devIdp.accessTokenTtlSeconds === undefined
-        ? {}
-        : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
-    });
+    const idp = await startBundledProvider(config, (line) => logger.info({ component: 'dev-idp' }, line));
     closers.push(() => idp.close());
     authority = idp.issuer;
   }
 
-  const collector = await createCollector({
-    dataDir: config.collector.dataDir,
-    instrumentationKeys: config.collector.instrumentationKeys,
-    allowedOrigins: [config.publicOrigin],
-    retentionDays: config.collector.retentionDays,
-    ...(config.collector.maxItemsPerSecond ? { maxItemsPerSecond: config.collector.maxItemsPerSecond } : {}),
-    ...(config.collector.maxItemsPerSecondPerSource
-      ? { maxItemsPerSecondPerSource: config.collector.maxItemsPerSecondPerSource }
-      : {}),
-    maxItemsPerRequest: config.collector.maxItemsPerRequest,
-    maxStoreBytes: config.collector.maxStoreBytes,
-    // The same client address Express's `trust proxy` gives the rest of the app.
-    trustProxy: config.trustProxy,
-    log: (level, message) => logger[level]({ component: 'collector' }, message),
-  });
-  closers.push(() => collector.close());
+  // What replicas must agree on (docs/decisions/0062): in Redis when configured, else in this process.
+  const shared =
+    config.redisUrl === undefined ? undefined : new SharedState({ url: config.redisUrl, logger });
+  await shared?.connect();
+  if (!shared && config.collector.token !== undefined) {
+    logger.warn(
+      'several replicas (COLLECTOR_TOKEN) without REDIS_URL: each keeps its own DPoP replay table and ' +
+        'rate limits, so a proof refused by one is accepted by another (docs/replicas.md)',
+    );
+  }
+  const {
+    maxItemsPerSecond,
+    maxItemsPerSecondPerSource,
+    maxBytesPerSecondPerSource,
+    maxBytesBurstPerSource,
+  } = config.collector;
+  const telemetry = await startTelemetryStore(
+    config,
+    (level, message) => logger[level]({ component: 'collector' }, message),
+    shared && (maxItemsPerSecond || maxItemsPerSecondPerSource)
+      ? shared.rateLimiter(maxItemsPerSecond, maxItemsPerSecondPerSource)
+      : undefined,
+    shared && maxBytesPerSecondPerSource
+      ? shared.rateLimiter(undefined, maxBytesPerSecondPerSource, maxBytesBurstPerSource, 'bytes')
+      : undefined,
+  );
+  closers.push(() => telemetry.collector.close());
+  // Last: the requests drained and the collector flushed may still check proofs and take tokens.
+  if (shared) closers.push(() => shared.close());
 
+  // The dashboard's source: the workspace when one is configured, else the local store (if any).
+  const { logAnalytics } = config.telemetry;
+  let { usage, analytics } = telemetry;
+  let source: UsageSource | undefined = usage ? { kind: 'local' } : undefined;
+  if (logAnalytics) {
+    const workspace = createLogAnalyticsQueries(
+      await logAnalyticsRunner({
+        workspaceId: logAnalytics.workspaceId,
+        ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
+      }),
+      { resourceId: logAnalytics.resourceId },
+    );
+    usage = workspace.usage;
+    analytics = workspace.analytics;
+    source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
+  }
+
+  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
+  const devWeb = process.argv.includes('--dev')
+    ? new DevWeb(new URL('../../web/', import.meta.url))
+    : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
@@ -63,21 +84,27 @@ async function main() {
         `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
       ),
   });
-  readiness.add('store', () => collector.ready());
+  readiness.add('store', () => telemetry.ready());
+  if (shared) readiness.add('redis', () => shared.ping());
 
   const app = createApp({
     config,
     authority,
     webRoot: new URL('../../web/dist/', import.meta.url),
-    collector,
-    usage: collector.usage,
-    analytics: collector.analytics,
+    devWeb,
+    collector: telemetry.collector,
+    usage,
+    analytics,
+    ...(source ? { usageSource: source } : {}),
+    internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
     logger,
+    ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
+  await devWeb?.listening(server);
   const requests = trackRequests(server);
 
   const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
@@ -88,6 +115,13 @@ async function main() {
   } else {
     logger.info({ publicOrigin: config.publicOrigin, port: config.port, authority }, running);
   }
+  if (telemetry.role === 'forwarding')
+    logger.info(
+      { collectorUrl: config.collector.forwardTo },
+      'telemetry store: held by the store holder, forwarding to it',
+    );
+  else if (telemetry.role === 'store holder')
+    logger.info('telemetry store: held here, and served to the other replicas (COLLECTOR_TOKEN)');
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -107,6 +141,8 @@ async function main() {
     // requests in flight, then close what they used (the collector flushes its store).
     readiness.drain();
     void (async () => {
+      // Development: Vite's HMR websocket would hold the listener open until the drain's time-out.
+      await devWeb?.close();
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const { cut } = await requests.drain(timeoutMs);
       if (cut > 0) {

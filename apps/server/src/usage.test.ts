@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createCollector, type Collector } from '@gatehouse/collector';
+import {
+  createCollector,
+  createLogAnalyticsQueries,
+  LogAnalyticsError,
+  type Collector,
+} from '@gatehouse/collector';
 import type { Express } from 'express';
 import { SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,6 +204,8 @@ describe('the usage API', () => {
         exceptions: { value: 0, previous: 0, change: null },
         signedInUsers: { value: 0, previous: 0, change: null },
       },
+      // The store takes telemetry: no banner.
+      storeFull: null,
     });
     const series = await asAdmin('/api/usage/timeseries');
     expect(asDescribed('usageTimeseries', series.body)).toMatchObject({ range: '24h', bucketMs: 3_600_000 });
@@ -409,5 +416,84 @@ describe('the OpenAPI description', () => {
     const routes = apiRoutes(app);
     expect(routes).toContain('delete /usage/users/{id}');
     expect(documented.sort()).toEqual(routes.sort());
+  });
+});
+
+describe('the usage API over Log Analytics', () => {
+  // The workspace stands in as a query runner answering in the API's rows (the HTTP client itself is
+  // tested against a loopback server in the collector); here: what the API makes of the answers.
+  let workspaceServer: Server;
+  let workspaceBase: string;
+  let fail: Error | undefined;
+  beforeAll(async () => {
+    const workspace = createLogAnalyticsQueries(
+      (query) => {
+        if (fail) return Promise.reject(fail);
+        if (query.includes('ingestion_time()')) {
+          return Promise.resolve([{ latest: new Date('2026-11-25T11:59:00Z'), delayMs: 95_000 }]);
+        }
+        return Promise.resolve([{ current: true, users: 3, pageViews: 40 }]);
+      },
+      { resourceId: '/subscriptions/s/resourceGroups/g/providers/microsoft.insights/components/c' },
+    );
+    const config = loadConfig({
+      OIDC_AUTHORITY: issuer,
+      OIDC_CLIENT_ID: 'gatehouse',
+      OIDC_AUDIENCE: AUDIENCE,
+    });
+    const laApp = createApp({
+      config: { ...config, oidc: { ...config.oidc, rolesClaim: 'realm_access.roles' } },
+      authority: issuer,
+      webRoot: pathToFileURL(`${dir}/`),
+      usage: workspace.usage,
+      analytics: workspace.analytics,
+      usageSource: { kind: 'log-analytics', freshness: () => workspace.freshness() },
+    });
+    workspaceServer = laApp.listen(0, '127.0.0.1');
+    await new Promise((resolve) => workspaceServer.once('listening', resolve));
+    workspaceBase = `http://127.0.0.1:${(workspaceServer.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((resolve) => workspaceServer.close(resolve)));
+
+  const asAdminThere = async (path: string) => {
+    const response = await fetch(`${workspaceBase}${path}`, {
+      headers: { authorization: `Bearer ${await token(['admin'])}` },
+    });
+    return {
+      status: response.status,
+      retryAfter: response.headers.get('retry-after'),
+      body: (await response.json()) as Record<string, unknown>,
+    };
+  };
+
+  it('answers the same contract, and says which source it shows and how fresh it is', async () => {
+    fail = undefined;
+    const overview = await asAdminThere('/api/usage/overview?range=1h');
+    expect(overview.status).toBe(200);
+    expect(asDescribed('usageOverview', overview.body)).toMatchObject({
+      source: { kind: 'log-analytics', latestItem: '2026-11-25T11:59:00.000Z', ingestionDelayMs: 95_000 },
+      tiles: { users: { value: 3 }, pageViews: { value: 40 } },
+    });
+  });
+
+  it.each([
+    ['/api/usage/funnel?step=page:Home&step=page:Profile', /Funnels/, /\/funnels$/],
+    ['/api/usage/retention', /Retention/, /\/retention$/],
+    ['/api/usage/flows?page=Home', /User flows/, /\/userFlows$/],
+    ['/api/usage/overview?device=mobile', /device segment/, undefined],
+  ])('%s: 501 not_available, with the portal view when there is one', async (path, message, link) => {
+    fail = undefined;
+    const answer = await asAdminThere(path);
+    expect(answer.status).toBe(501);
+    const body = asErrorBody(answer.body);
+    expect(body.error).toBe('not_available');
+    expect(body.message).toMatch(message);
+    if (link) expect(body.link).toMatch(link);
+  });
+
+  it('503 source_unavailable with Retry-After when the workspace does not answer', async () => {
+    fail = new LogAnalyticsError('throttled', "Log Analytics is throttling this workspace's queries");
+    const answer = await asAdminThere('/api/usage/pages');
+    expect(answer).toMatchObject({ status: 503, retryAfter: '30', body: { error: 'source_unavailable' } });
   });
 });

@@ -9,12 +9,23 @@ import {
   type ResponseOf,
   type UsageRange,
 } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import {
+  LogAnalyticsError,
+  NotAvailableError,
+  type AnalyticsQueries,
+  type Freshness,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { z } from 'zod';
 import { requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
 
+/** Which store the dashboard's figures come from; the overview says so (and how fresh it is). */
+export type UsageSource = { kind: 'local' } | { kind: 'log-analytics'; freshness: () => Promise<Freshness> };
+
 export interface UsageRouterOptions {
+  /** Where the figures come from. Default: the local store. */
+  source?: UsageSource | undefined;
   verify: (token: string) => Promise<ApiUser>;
   queries: UsageQueries;
   /** The product analytics (web vitals, ...); without them those endpoints answer 404. */
@@ -37,6 +48,22 @@ export function describeIssues(error: z.ZodError): string {
 }
 
 class BadRequest extends Error {}
+
+/**
+ * What the source's own failures answer: 501 for a panel it cannot answer (with its portal view), 503
+ * with Retry-After when it could not answer now. Undefined for anything else.
+ */
+function sourceFailure(error: unknown, res: Response): boolean {
+  if (error instanceof NotAvailableError) {
+    res.status(501).json(errorBody('not_available', error.message, error.portalView));
+    return true;
+  }
+  if (error instanceof LogAnalyticsError) {
+    res.status(503).set('Retry-After', '30').json(errorBody('source_unavailable', error.message));
+    return true;
+  }
+  return false;
+}
 
 function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
@@ -82,6 +109,7 @@ function route<N extends Usage>(
         res.status(400).json(errorBody('invalid_request', error.message));
         return;
       }
+      if (sourceFailure(error, res)) return;
       next(error);
     }
   });
@@ -103,20 +131,32 @@ export function createUsageRouter({
   analytics,
   isVerifiedUser = () => false,
   dpop,
+  source = { kind: 'local' },
 }: UsageRouterOptions): express.Router {
   const router = express.Router();
   router.use(requireAccessToken(verify, { role: 'admin', dpop }));
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: { range: UsageRange; now: number }) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
+  /** The source, and for Log Analytics how fresh it is (a failure there leaves the figures standing). */
+  const describeSource = async () => {
+    if (source.kind === 'local') return { kind: source.kind };
+    const freshness = await source.freshness().catch(() => ({ latestItem: null, ingestionDelayMs: null }));
+    return { kind: source.kind, ...freshness };
+  };
   route(router, 'usageOverview', async ({ query }) => {
-    const overview = await queries.overview(query);
+    const [overview, sourceInfo] = await Promise.all([queries.overview(query), describeSource()]);
     const [value, previous] = await Promise.all([
       verifiedCount({ ...query, now: Date.parse(overview.to) }),
       verifiedCount({ ...query, now: Date.parse(overview.from) }),
     ]);
     const change = previous === 0 ? null : (value - previous) / previous;
-    return { ...overview, tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } } };
+    return {
+      ...overview,
+      source: sourceInfo,
+      tiles: { ...overview.tiles, verifiedUsers: { value, previous, change } },
+      storeFull: overview.storeFull ?? null,
+    };
   });
   route(router, 'usageTimeseries', ({ query }) => queries.timeseries(query));
   route(router, 'usagePages', ({ query }) => queries.pages(query));
@@ -142,11 +182,18 @@ export function createUsageRouter({
         return void res.status(400).json(errorBody('invalid_request', error.message));
       return next(error);
     }
+    let items: AsyncIterable<unknown>;
+    try {
+      items = queries.userItems(user);
+    } catch (error) {
+      if (sourceFailure(error, res)) return;
+      return next(error);
+    }
     res.attachment(`telemetry-${user.replace(/[^\w.-]/g, '_')}.ndjson`);
     res.type('application/x-ndjson'); // (after attachment, which would type it by the file name)
     try {
       let chunk = '';
-      for await (const envelope of queries.userItems(user)) {
+      for await (const envelope of items) {
         chunk += `${JSON.stringify(envelope)}\n`;
         // In chunks of about 64 KB, waiting when the client reads slower than the store yields.
         if (chunk.length > 65_536) {

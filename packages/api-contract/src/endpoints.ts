@@ -50,7 +50,11 @@ const usage = <const E extends Omit<Endpoint, 'tag' | 'access'>>(endpoint: E) =>
   tag: 'usage',
   access: 'admin' as Access,
   ...endpoint,
-  errors: { 400: 'A parameter is invalid; the message names each bad one', ...endpoint.errors },
+  errors: {
+    400: 'A parameter is invalid; the message names each bad one',
+    503: 'The identity provider or the telemetry store (held by another replica) could not be reached; retry shortly',
+    ...endpoint.errors,
+  },
 });
 
 /**

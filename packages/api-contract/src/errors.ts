@@ -28,7 +28,13 @@ export const errorCodes = {
   bad_request: 'The request could not be read (a body that is not JSON, or too large).',
   /** The identity provider could not be reached to check the token: try again later. */
   provider_unavailable: 'The identity provider could not be reached to check the token.',
+  /** Another replica holds the telemetry store and cannot answer now (it restarts in seconds): try again. */
+  store_unavailable: 'The telemetry store could not be reached; try again shortly.',
   server_error: 'Something went wrong on the server.',
+  /** The dashboard's source (Azure Monitor Logs) has no honest answer to this; `link` names its own view. */
+  not_available: 'Not available with this source; the link, when given, opens the source’s own view.',
+  /** The dashboard's source could not answer now (throttled, timed out, partial, unreachable): try again. */
+  source_unavailable: 'The usage data source did not answer; try again shortly.',
 } as const;
 
 export type ErrorCode = keyof typeof errorCodes;
@@ -40,12 +46,16 @@ export const errorBodySchema = z
   .strictObject({
     error: errorCodeSchema,
     message: z.string().min(1).meta({ description: 'What happened and what to do, for a person' }),
+    link: z
+      .url()
+      .optional()
+      .meta({ description: 'Where to go instead (not_available: the portal’s own view)' }),
   })
   .meta({ id: 'Error' });
 
 export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /** An error body (for a server: typed so that only listed codes compile). */
-export function errorBody(error: ErrorCode, message: string): ErrorBody {
-  return { error, message };
+export function errorBody(error: ErrorCode, message: string, link?: string): ErrorBody {
+  return link === undefined ? { error, message } : { error, message, link };
 }

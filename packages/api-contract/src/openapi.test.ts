@@ -42,6 +42,6 @@ describe('the generated OpenAPI document', () => {
     expect(timeline?.parameters).toEqual([
       expect.objectContaining({ name: 'id', in: 'path', required: true }),
     ]);
-    expect(Object.keys(timeline?.responses ?? {})).toEqual(['200', '400', '401', '403', '404']);
+    expect(Object.keys(timeline?.responses ?? {})).toEqual(['200', '400', '401', '403', '404', '503']);
   });
 });

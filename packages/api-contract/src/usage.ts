@@ -126,13 +126,45 @@ export const tileKeys = [
 ] as const;
 export type TileKey = (typeof tileKeys)[number];
 
+export const storeFullSchema = z
+  .strictObject({
+    since: time.meta({
+      description: 'When the store reached its quota: every telemetry request has been refused (507) since',
+    }),
+    usedBytes: count.meta({ description: 'Bytes the data folder holds' }),
+    maxBytes: count.meta({ description: 'Its quota (TELEMETRY_MAX_STORE_MB)' }),
+  })
+  .meta({ id: 'StoreFull' });
+/** Where the dashboard's figures come from, and how fresh they are (ADR 0050). */
+export const usageSourceSchema = z
+  .strictObject({
+    kind: z.enum(['local', 'log-analytics']).meta({
+      description:
+        "local: this server's own store; log-analytics: Azure Monitor Logs (KQL over the workspace)",
+    }),
+    latestItem: time
+      .nullable()
+      .optional()
+      .meta({ description: 'The newest item the source holds (log-analytics: of the last hour)' }),
+    ingestionDelayMs: z.number().nullable().optional().meta({
+      description: 'Median time from an item to its being queryable, over the last hour (log-analytics)',
+    }),
+  })
+  .meta({ id: 'UsageSource' });
+export type UsageSourceInfo = z.infer<typeof usageSourceSchema>;
+
 export const overviewSchema = z
   .strictObject({
     ...period,
+    source: usageSourceSchema.optional(),
     previousFrom: time.meta({ description: 'Start of the previous period (which ends at from)' }),
     tiles: z.strictObject(
       Object.fromEntries(tileKeys.map((key) => [key, tileSchema])) as Record<TileKey, typeof tileSchema>,
     ),
+    storeFull: storeFullSchema.nullable().meta({
+      description:
+        'Set while the telemetry store has reached its disk quota and refuses new telemetry; null when it takes telemetry, or when this source cannot tell (Log Analytics)',
+    }),
   })
   .meta({ id: 'Overview' });
 
@@ -255,6 +287,7 @@ export { period as periodFields, time as timeSchema, count as countSchema };
 
 export type Tile = z.infer<typeof tileSchema>;
 export type Overview = z.infer<typeof overviewSchema>;
+export type StoreFull = z.infer<typeof storeFullSchema>;
 export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
 export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;

@@ -96,15 +96,56 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
     buckets,
   ];
   const rows = await reader.read(experienceSql(segmentSql(options, values, 'i.')), values);
-  const summary = (r: Record<string, unknown>): VitalSummary => {
-    const count = num(r.n);
-    const p75 = numOrNull(r.p75);
-    const good = num(r.good);
-    const poor = num(r.poor);
+  return shapeExperience(
+    p,
+    chart,
+    rows.flatMap((r): VitalRow[] => {
+      const inChart = r.bucket !== null && r.bucket !== undefined;
+      const allPages = num(r.all_pages) === 1;
+      // The chart shows each bucket over every page (the grouping set without the page).
+      if (inChart && allPages) return [];
+      return [
+        {
+          name: String(r.name) as WebVitalName,
+          scope: inChart ? 'bucket' : allPages ? 'all' : 'page',
+          bucket: num(r.bucket),
+          page: strOrNull(r.page) ?? '',
+          n: num(r.n),
+          p75: numOrNull(r.p75),
+          good: num(r.good),
+          poor: num(r.poor),
+        },
+      ];
+    }),
+  );
+}
+
+/** One row of a web-vitals query, whichever store answered it (DuckDB here, Log Analytics elsewhere). */
+export interface VitalRow {
+  name: WebVitalName;
+  /** A chart bucket's p75 (`bucket` is its index), the period over every page, or one page's. */
+  scope: 'bucket' | 'all' | 'page';
+  bucket: number;
+  page: string;
+  /** Samples, their 75th percentile, and how many were good and poor. */
+  n: number;
+  p75: number | null;
+  good: number;
+  poor: number;
+}
+
+/** The contract's Experience from the vitals rows of a period and its chart. */
+export function shapeExperience(
+  p: ReturnType<typeof period>,
+  chart: ReturnType<typeof bucketedPeriod>,
+  rows: readonly VitalRow[],
+): Experience {
+  const summary = (r: VitalRow): VitalSummary => {
+    const { n: count, p75, good, poor } = r;
     return {
       count,
       p75,
-      rating: p75 === null ? null : rateVital(String(r.name) as WebVitalName, p75),
+      rating: p75 === null ? null : rateVital(r.name, p75),
       good: count ? good / count : 0,
       needsImprovement: count ? (count - good - poor) / count : 0,
       poor: count ? poor / count : 0,
@@ -112,25 +153,21 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
   };
   const overall: Experience['overall'] = {};
   const pages = new Map<string, ExperiencePage & { n: number }>();
-  const trend: ExperienceBucket[] = Array.from({ length: buckets }, (_, i) => ({
+  const trend: ExperienceBucket[] = Array.from({ length: chart.lengthMs / chart.bucketMs }, (_, i) => ({
     start: iso(chart.from + i * chart.bucketMs),
     p75: { LCP: null, INP: null, CLS: null, FCP: null, TTFB: null },
   }));
   for (const r of rows) {
-    const name = String(r.name) as WebVitalName;
-    const inChart = r.bucket !== null && r.bucket !== undefined;
-    const allPages = num(r.all_pages) === 1;
-    if (inChart) {
-      const bucket = trend[num(r.bucket)];
-      if (bucket && !allPages) bucket.p75[name] = numOrNull(r.p75);
-    } else if (allPages) {
-      overall[name] = summary(r);
+    if (r.scope === 'bucket') {
+      const bucket = trend[r.bucket];
+      if (bucket) bucket.p75[r.name] = r.p75;
+    } else if (r.scope === 'all') {
+      overall[r.name] = summary(r);
     } else {
-      const page = strOrNull(r.page) ?? '';
-      const entry = pages.get(page) ?? { page, vitals: {}, n: 0 };
-      entry.vitals[name] = summary(r);
-      entry.n = Math.max(entry.n, num(r.n));
-      pages.set(page, entry);
+      const entry = pages.get(r.page) ?? { page: r.page, vitals: {}, n: 0 };
+      entry.vitals[r.name] = summary(r);
+      entry.n = Math.max(entry.n, r.n);
+      pages.set(r.page, entry);
     }
   }
   return {
@@ -142,5 +179,5 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
       .map(({ page, vitals }) => ({ page, vitals })),
     bucketMs: chart.bucketMs,
     trend,
-  } satisfies Experience;
+  };
 }

@@ -4,12 +4,19 @@ import { clientOf } from './client.js';
 import { countItems } from './count-items.js';
 import type { ItemError } from './ingest.js';
 import { startIngest } from './ingest-offload.js';
-import { selectPacked, type PackedItems } from './packed.js';
-import { RateLimits } from './rate-limit.js';
-import { clientAddress } from './source-address.js';
+import { packedBytes, rowBytes, selectPacked, type PackedItems } from './packed.js';
+import { RateLimits, type RateLimiter } from './rate-limit.js';
+import { clientAddress, sourceKey } from './source-address.js';
 import type { AnalyticsQueries } from './analytics.js';
 import type { UsageQueries } from './queries.js';
-import { openStoreSink, type ItemSink, type StoreSinkOptions } from './store-sink.js';
+import {
+  openStoreSink,
+  SinkFull,
+  SinkUnavailable,
+  type ItemSink,
+  type StoreSink,
+  type StoreSinkOptions,
+} from './store-sink.js';
 import type { TelemetryStore } from './store.js';
 
 export type LogLevel = 'info' | 'warn' | 'error';
@@ -35,8 +42,33 @@ export interface CollectorFrontOptions {
    * one (206 when some were stored), with Retry-After. Default unlimited.
    */
   maxItemsPerSecond?: number;
-  /** The same per client address (see `trustProxy`). Default unlimited. */
+  /**
+   * The same per source: a client address (see `trustProxy`), an IPv6 address by its /64 (see
+   * `sourceKey`). Default unlimited.
+   */
   maxItemsPerSecondPerSource?: number;
+  /**
+   * Buckets of the caller's (shared by every replica through Redis) instead of this process's; the two
+   * rates above are then the caller's to apply.
+   */
+  rateLimiter?: RateLimiter;
+  /**
+   * Bytes stored per second per source, sustained: a request costs the UTF-8 bytes of the rows it
+   * stores (what the journal writes and the disk quota counts), and at least its body's declared
+   * length. Past it, as for items: what fits is stored, the rest answered 429 with Retry-After. Default
+   * unlimited (Gatehouse's server sets 60 KiB/s: a day to fill the default 5 GiB quota).
+   */
+  maxBytesPerSecondPerSource?: number;
+  /** What a source's byte bucket holds when full, its burst. Default 1 MiB. */
+  maxBytesBurstPerSource?: number;
+  /** Byte buckets of the caller's (shared by replicas) instead of this process's, as `rateLimiter`. */
+  byteRateLimiter?: RateLimiter;
+  /**
+   * Request body bytes being received and inflated at once, across all requests, counted at their
+   * worst (declared length, plus the most it can inflate to) when a request starts. A request that
+   * would go past it is answered 503 with Retry-After before its body is read. Default 64 MiB; 0: none.
+   */
+  maxBytesInFlight?: number;
   /**
    * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
    * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
@@ -85,6 +117,8 @@ export interface CollectorFront {
 /** A collector holding the embedded store, with the store's queries. */
 export interface Collector extends CollectorFront {
   store: TelemetryStore;
+  /** The store's sink, which a store holder's internal API also appends to (store-holder.ts). */
+  sink: StoreSink;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
@@ -99,6 +133,10 @@ export interface BreezeResponse {
 }
 
 const TOO_MANY = 'Too many items; retry later.';
+/** The least a request's admission takes from its source's byte bucket: below it, the bucket is empty. */
+const MIN_BYTE_TICKET = 1024;
+/** DEFLATE's largest ratio (a run of one byte): a gzip body inflates to at most this many times its size. */
+const MAX_DEFLATE_RATIO = 1032;
 const TRACK_PATHS = new Set(['/v2/track', '/v2.1/track']);
 /** Refused items listed in an answer; after as many, the rest of the body is not checked. */
 const MAX_REFUSED_ITEMS = 100;
@@ -174,6 +212,26 @@ function partlyAccepted(
   return { itemsReceived: received, itemsAccepted: stored, errors };
 }
 
+/**
+ * Refused before the body was read, so no item can be named: an empty answer, which every SDK takes as
+ * "resend the whole batch" (Node.js 2.x resends all when the answer is not JSON, 3.x when it is empty,
+ * the browser on the status alone); the connection is closed, since the body is left unread.
+ */
+function refuseUnread(
+  res: ServerResponse,
+  statusCode: 429 | 503,
+  retryAfterSeconds: number,
+  headers: Record<string, string>,
+): void {
+  res.writeHead(statusCode, {
+    ...headers,
+    'Retry-After': String(retryAfterSeconds),
+    'Content-Length': 0,
+    Connection: 'close',
+  });
+  res.end();
+}
+
 /** The first `count` packed rows. */
 function firstRows(items: PackedItems, count: number): PackedItems {
   return selectPacked(items, (index) => index < count);
@@ -204,7 +262,7 @@ export async function createCollector(
   if (options.sink) return createFront(options, options.sink);
   const sink = await openStoreSink({ ...options, log });
   const { store, usage, analytics } = sink;
-  return { ...createFront(options, sink), store, usage, analytics };
+  return { ...createFront(options, sink), sink, store, usage, analytics };
 }
 
 function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {
@@ -213,10 +271,19 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
   const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
   const origins = new Set(options.allowedOrigins);
-  const rateLimits =
-    options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
+  const rateLimits: RateLimiter | undefined =
+    options.rateLimiter ??
+    (options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
-      : undefined;
+      : undefined);
+  const byteBurst = options.maxBytesBurstPerSource ?? 1024 * 1024;
+  const byteLimits: RateLimiter | undefined =
+    options.byteRateLimiter ??
+    (options.maxBytesPerSecondPerSource
+      ? new RateLimits(undefined, options.maxBytesPerSecondPerSource, Date.now, byteBurst)
+      : undefined);
+  const maxBytesInFlight = options.maxBytesInFlight ?? 64 * 1024 * 1024;
+  let bytesInFlight = 0;
   const retentionDays = options.retentionDays ?? 90;
   const ingest = startIngest(
     {
@@ -256,14 +323,75 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
     log('warn', `store is behind (${sink.backlog()} items waiting); answered 503 to ${requests(times)}`),
   );
+  // A sink that cannot take items says it for every request until it is back: said every 10 s.
+  let unavailableBecause = '';
+  const logUnavailable = throttled(LOG_INTERVAL_MS, (times) =>
+    log('warn', `${unavailableBecause}; answered 503 to ${requests(times)}`),
+  );
   let fullBecause = '';
   const logFull = throttled(LOG_INTERVAL_MS, (times) =>
     log('error', `store is full: ${fullBecause}; answered 507 to ${requests(times)}`),
   );
 
+  const logInFlight = throttled(LOG_INTERVAL_MS, (times) =>
+    log(
+      'warn',
+      `request bodies in flight at the cap (${bytesInFlight} of ${maxBytesInFlight} bytes); answered 503 to ${requests(times)}`,
+    ),
+  );
+
   const proxyHops = options.trustProxy === true ? 1 : options.trustProxy || 0;
-  /** The client's address, for per-source limits. */
-  const source = (req: IncomingMessage) => clientAddress(req, proxyHops);
+  /** The key of the client's per-source buckets: its address, an IPv6 address by its /64. */
+  const source = (req: IncomingMessage) => sourceKey(clientAddress(req, proxyHops));
+
+  /**
+   * Admission, before a byte of the body is read: the request's first item and its body's declared
+   * bytes (at least MIN_BYTE_TICKET; the burst when it declares none) are taken from its source's
+   * buckets, and the worst its body can cost in memory is counted against `maxBytesInFlight`. False
+   * when refused (answered 429 or 503, the body left unread). What it stores is charged after parsing:
+   * the rest of its cost.
+   */
+  async function admit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: Record<string, string>,
+    from: string,
+    byteTicket: number,
+  ): Promise<boolean> {
+    if (rateLimits) {
+      const { granted, retryAfter } = await rateLimits.grant(from, 1);
+      if (granted < 1) {
+        refuseUnread(res, 429, retryAfter, headers);
+        return false;
+      }
+    }
+    if (byteLimits) {
+      const { granted, retryAfter } = await byteLimits.grant(from, byteTicket);
+      if (granted < byteTicket) {
+        refuseUnread(res, 429, retryAfter, headers);
+        return false;
+      }
+    }
+    if (maxBytesInFlight > 0) {
+      const declared = Number(req.headers['content-length']);
+      const raw = declared >= 0 ? Math.min(declared, maxBodyBytes) : maxBodyBytes;
+      const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+      // The body as received, then as text (identity), or inflated (gzip).
+      const cost =
+        raw +
+        (coding === 'identity' || coding === ''
+          ? raw
+          : Math.min(maxDecompressedBytes, raw * MAX_DEFLATE_RATIO + 1024));
+      if (bytesInFlight > 0 && bytesInFlight + cost > maxBytesInFlight) {
+        logInFlight();
+        refuseUnread(res, 503, options.retryAfterSeconds ?? 10, headers);
+        return false;
+      }
+      bytesInFlight += cost;
+      res.once('close', () => (bytesInFlight -= cost));
+    }
+    return true;
+  }
 
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
     const full = sink.full();
@@ -275,6 +403,13 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
       return;
     }
+    const from = source(req);
+    const declared = Number(req.headers['content-length']);
+    const byteTicket = Math.min(
+      byteBurst,
+      Math.max(MIN_BYTE_TICKET, declared >= 0 ? declared : maxBodyBytes),
+    );
+    if (!(await admit(req, res, headers, from, byteTicket))) return;
     const shedding = behind(0);
     if (shedding) logBehind();
     let body: Buffer;
@@ -326,8 +461,31 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     }
     let stored = result.accepted;
     let answer: BreezeResponse | undefined;
-    if (accepted > 0 && rateLimits) {
-      const { granted, retryAfter } = rateLimits.grant(source(req), accepted);
+    if (accepted > 0 && (rateLimits || byteLimits)) {
+      // The rest of the request's cost, beyond what its admission took.
+      let granted = accepted;
+      let retryAfter = 0;
+      if (rateLimits && accepted > 1) {
+        const more = await rateLimits.grant(from, accepted - 1);
+        granted = 1 + more.granted;
+        retryAfter = more.retryAfter;
+      }
+      if (byteLimits) {
+        const sizes = granted < accepted ? rowBytes(stored) : undefined;
+        const bytes = sizes ? sizes.slice(0, granted).reduce((a, b) => a + b, 0) : packedBytes(stored);
+        if (bytes > byteTicket) {
+          const more = await byteLimits.grant(from, bytes - byteTicket);
+          if (more.granted < bytes - byteTicket) {
+            const budget = byteTicket + more.granted;
+            const each = sizes ?? rowBytes(stored);
+            let fit = 0;
+            for (let used = 0; fit < granted && used + (each[fit] ?? 0) <= budget; fit++)
+              used += each[fit] ?? 0;
+            granted = fit;
+            retryAfter = Math.max(retryAfter, more.retryAfter);
+          }
+        }
+      }
       const wait = { ...headers, 'Retry-After': String(retryAfter) };
       if (granted === 0) {
         send(res, 429, retryLater(received, errors, 429, TOO_MANY), wait);
@@ -351,14 +509,24 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
         await sink.append(stored);
         writeFailing = false;
       } catch (error) {
-        writeFailing = true;
-        log('error', `store write failed: ${String(error)}`);
-        send(
-          res,
-          503,
-          retryLater(received, errors, 503, 'Store is unavailable; retry later.'),
-          busy(headers),
-        );
+        if (error instanceof SinkFull) {
+          fullBecause = error.message;
+          logFull();
+          send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
+          return;
+        }
+        let wait = busy(headers);
+        if (error instanceof SinkUnavailable) {
+          unavailableBecause = error.message;
+          logUnavailable();
+          if (error.retryAfterSeconds !== undefined)
+            wait = { ...headers, 'Retry-After': String(error.retryAfterSeconds) };
+        } else {
+          // The local store could not write: readiness fails until a write succeeds again.
+          writeFailing = true;
+          log('error', `store write failed: ${String(error)}`);
+        }
+        send(res, 503, retryLater(received, errors, 503, 'Store is unavailable; retry later.'), wait);
         return;
       }
     }

@@ -48,6 +48,9 @@ async function startSdk(origin: string, iKey: string): Promise<(message: object)
       OTEL_METRIC_EXPORT_INTERVAL: '1000',
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // Not the test worker's Node flags: Vitest runs it with Vite's resolve conditions (`module` among
+    // them), under which Node would load @opentelemetry/api's ESM build, which Node itself cannot load.
+    execArgv: [],
   });
   child = sdk;
   const next = () =>

@@ -121,6 +121,17 @@ export function selectPacked(packed: PackedItems, keep: (index: number) => boole
   return { count: keys.length, chunks: kept ? [kept] : [], keys };
 }
 
+/** UTF-8 bytes of the packed rows, as the journal writes them. */
+export function packedBytes(packed: PackedItems): number {
+  return packed.chunks.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);
+}
+
+/** UTF-8 bytes of each packed row (its RS included), in order. */
+export function rowBytes(packed: PackedItems): number[] {
+  const rows = packed.chunks.join('').split(RS);
+  return packed.keys.map((_, index) => Buffer.byteLength(rows[index] ?? '') + 1);
+}
+
 /** Several packed batches as one, in order. */
 export function listPacked(batches: readonly PackedItems[]): PackedItems {
   return {

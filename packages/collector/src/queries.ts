@@ -70,8 +70,10 @@ export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
  * The answers' shapes are the API's (@gatehouse/api-contract), less what only the server knows: whether
  * a signed-in user id is one it issued (`verified`, `verifiedUsers`).
  */
-export type Overview = Omit<ApiOverview, 'tiles'> & {
+export type Overview = Omit<ApiOverview, 'tiles' | 'storeFull'> & {
   tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
+  /** Set by the store's own queries (store-sink.ts); the server answers null without it. */
+  storeFull?: ApiOverview['storeFull'];
 };
 export type SessionRow = Omit<ApiSessionRow, 'verified'>;
 export type SessionTimeline = Omit<ApiSessionTimeline, 'verified'>;
@@ -369,10 +371,7 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
 
     async sessions(options) {
       const p = period(options);
-      const limit = options?.limit ?? SESSIONS_LIMIT.default;
-      if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
-        throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
-      }
+      const limit = sessionsLimit(options);
       const values: DuckDBValue[] = [ts(p.from), ts(p.to), limit];
       const rows = await reader.read(sessionsSql(segmentSql(options, values)), values);
       return {
@@ -413,27 +412,44 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
       if (!SESSION_ID.test(sessionId)) throw new RangeError('Invalid session id');
       const rows = await reader.read(timelineSql, [sessionId]);
       if (rows.length === 0) return null;
-      const listed = rows.slice(0, TIMELINE_LIMIT);
-      const auth = listed.map((r) => strOrNull(r.auth_user_id)).find((v) => v !== null) ?? null;
-      const anon = listed.map((r) => strOrNull(r.user_id)).find((v) => v !== null) ?? null;
-      return {
-        sessionId,
-        user: auth ?? anon,
-        authenticated: auth !== null,
-        truncated: rows.length > TIMELINE_LIMIT,
-        items: listed.map((r) => ({
-          time: iso(num(r.t)),
-          type: String(r.type),
-          name: strOrNull(r.name),
-          url: strOrNull(r.url),
-          operationId: strOrNull(r.operation_id),
-          durationMs: numOrNull(r.duration_ms),
-          success: typeof r.success === 'boolean' ? r.success : null,
-          resultCode: strOrNull(r.result_code),
-          target: strOrNull(r.target),
-          message: strOrNull(r.message),
-        })),
-      };
+      return shapeTimeline(sessionId, rows);
     },
   };
+}
+
+/**
+ * The contract's session timeline from its items in time order, as columns named like the store's
+ * (a Log Analytics answer is renamed to them first); the user is the first id the items carry.
+ */
+export function shapeTimeline(sessionId: string, rows: readonly Record<string, unknown>[]): SessionTimeline {
+  const listed = rows.slice(0, TIMELINE_LIMIT);
+  const auth = listed.map((r) => strOrNull(r.auth_user_id)).find((v) => v !== null) ?? null;
+  const anon = listed.map((r) => strOrNull(r.user_id)).find((v) => v !== null) ?? null;
+  return {
+    sessionId,
+    user: auth ?? anon,
+    authenticated: auth !== null,
+    truncated: rows.length > TIMELINE_LIMIT,
+    items: listed.map((r) => ({
+      time: iso(num(r.t)),
+      type: String(r.type),
+      name: strOrNull(r.name),
+      url: strOrNull(r.url),
+      operationId: strOrNull(r.operation_id),
+      durationMs: numOrNull(r.duration_ms),
+      success: typeof r.success === 'boolean' ? r.success : null,
+      resultCode: strOrNull(r.result_code),
+      target: strOrNull(r.target),
+      message: strOrNull(r.message),
+    })),
+  };
+}
+
+/** How many sessions a list asks for: the default, or an integer within the contract's bounds. */
+export function sessionsLimit(options: { limit?: number } | undefined): number {
+  const limit = options?.limit ?? SESSIONS_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
+    throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
+  }
+  return limit;
 }

@@ -1,24 +1,28 @@
 /**
- * Item rate limits: a token bucket per client address and one for all senders. A bucket holds at most
+ * Rate limits: a token bucket per client address and one for all senders. An item bucket holds at most
  * one second's worth and never goes into debt, so a large batch takes what is there (the rest of it is
  * answered 429, item by item, and resent by the SDK) and cannot lock anyone out for longer than a second.
+ * A byte bucket (stored bytes per source) holds a burst larger than a second's worth, so an SDK's batch
+ * fits in one go while the sustained rate stays low.
  */
 export class TokenBucket {
   private tokens: number;
   private last: number;
 
   constructor(
-    /** Items a second, and the bucket's size. */
+    /** Tokens a second. */
     readonly rate: number,
     now: number,
+    /** The bucket's size: what it holds when full. Default one second's worth. */
+    readonly size: number = rate,
   ) {
-    this.tokens = rate;
+    this.tokens = size;
     this.last = now;
   }
 
   /** Whole tokens there now. */
   available(now: number): number {
-    this.tokens = Math.min(this.rate, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.tokens = Math.min(this.size, this.tokens + ((now - this.last) / 1000) * this.rate);
     this.last = now;
     return Math.floor(this.tokens);
   }
@@ -29,12 +33,12 @@ export class TokenBucket {
 
   /** Whole seconds (at least 1) until `count` tokens, at most a bucket's worth, are there. */
   secondsUntil(count: number): number {
-    return Math.max(1, Math.ceil((Math.min(count, this.rate) - this.tokens) / this.rate));
+    return Math.max(1, Math.ceil((Math.min(count, this.size) - this.tokens) / this.rate));
   }
 
   /** Full buckets can be forgotten: a new one starts full too. */
   isFull(now: number): boolean {
-    return this.available(now) >= this.rate;
+    return this.available(now) >= this.size;
   }
 }
 
@@ -48,7 +52,15 @@ export interface Grant {
   retryAfter: number;
 }
 
-export class RateLimits {
+/**
+ * Takes up to `count` (the cost) from the buckets of `source` (a key the caller chose) and the global
+ * one: in this process (RateLimits) or shared by every replica (the server's Redis buckets).
+ */
+export interface RateLimiter {
+  grant(source: string, count: number): Grant | Promise<Grant>;
+}
+
+export class RateLimits implements RateLimiter {
   private readonly global: TokenBucket | undefined;
   private readonly sources = new Map<string, TokenBucket>();
 
@@ -56,11 +68,13 @@ export class RateLimits {
     globalRate: number | undefined,
     private readonly perSourceRate: number | undefined,
     private readonly now: () => number = Date.now,
+    /** Size of each source's bucket. Default one second's worth (`perSourceRate`). */
+    private readonly perSourceSize?: number,
   ) {
     this.global = globalRate ? new TokenBucket(globalRate, now()) : undefined;
   }
 
-  /** Takes up to `count` items for `source` from its bucket and the global one. */
+  /** Takes up to `count` (items, or bytes) for `source` from its bucket and the global one. */
   grant(source: string, count: number): Grant {
     const now = this.now();
     const own = this.bucket(source, now);
@@ -82,7 +96,7 @@ export class RateLimits {
     let bucket = this.sources.get(source);
     if (!bucket) {
       if (this.sources.size >= MAX_SOURCES) this.forget(now);
-      bucket = new TokenBucket(this.perSourceRate, now);
+      bucket = new TokenBucket(this.perSourceRate, now, this.perSourceSize);
       this.sources.set(source, bucket);
     }
     return bucket;

@@ -51,6 +51,19 @@ export class StoreQuota {
     return this.used >= this.maxBytes;
   }
 
+  /** When the store reached its quota (ms since the epoch), while it has; else undefined. */
+  get fullSince(): number | undefined {
+    return this.since;
+  }
+
+  private since: number | undefined;
+
+  /** Notes when the quota is reached, and forgets it once the store is below again. */
+  private note(): void {
+    if (!this.full) this.since = undefined;
+    else this.since ??= Date.now();
+  }
+
   get usedBytes(): number {
     return this.used;
   }
@@ -58,10 +71,12 @@ export class StoreQuota {
   /** Counts bytes just written, until the next measurement replaces the estimate. */
   add(bytes: number): void {
     this.used += bytes;
+    this.note();
   }
 
   async measure(): Promise<void> {
     this.used = await directoryBytes(this.dir);
+    this.note();
   }
 
   stop(): void {

@@ -13,7 +13,10 @@ import { openWritableStore, ROW_GROUP_ROWS, type WritableStore } from './store.j
  * durable where it keeps them.
  */
 export interface ItemSink {
-  /** Resolves once the items are durable; a rejection is answered 503 (the sender resends them). */
+  /**
+   * Resolves once the items are durable. A rejection is answered 503 (the sender resends them), or 507
+   * for SinkFull.
+   */
   append(items: PackedItems): Promise<void>;
   /** Whether `count` more items may be appended now; when not, the front sheds load with 503 and Retry-After. */
   hasRoom(count: number): boolean;
@@ -25,6 +28,29 @@ export interface ItemSink {
   ready?(): Promise<boolean>;
   /** Waits for what was appended, then lets go of what the sink holds. */
   close(): Promise<void>;
+}
+
+/**
+ * The sink cannot take items now (the store holder is restarting, unreachable or busy): the front
+ * answers 503 with Retry-After, and the SDKs send the items again.
+ */
+export class SinkUnavailable extends Error {
+  override readonly name = 'SinkUnavailable';
+  readonly code = 'sink_unavailable';
+  constructor(
+    message: string,
+    /** Seconds the sender is asked to wait; undefined: the collector's default. */
+    readonly retryAfterSeconds?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The store behind the sink has reached its disk quota: answered 507, and not resent. */
+export class SinkFull extends Error {
+  override readonly name = 'SinkFull';
+  readonly code = 'sink_full';
 }
 
 export interface StoreSinkOptions {
@@ -87,9 +113,22 @@ export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSin
   const pruneTimer = setInterval(() => void prune(), 3_600_000);
   pruneTimer.unref();
 
+  const usage = createUsageQueries(store);
   return {
     store,
-    usage: createUsageQueries(store),
+    usage: {
+      ...usage,
+      // The dashboard tells admins when nothing is stored any more (README, "Limits for operators").
+      async overview(options) {
+        const overview = await usage.overview(options);
+        const since = quota?.fullSince;
+        const storeFull =
+          quota && since !== undefined
+            ? { since: new Date(since).toISOString(), usedBytes: quota.usedBytes, maxBytes: maxStoreBytes }
+            : null;
+        return { ...overview, storeFull };
+      },
+    },
     analytics: createAnalyticsQueries(store),
     async append(items) {
       await commits.add(items, items.count);

@@ -12,10 +12,14 @@ export class ApiError extends Error {
     message: string,
     /** The API refused the session even after a renewal: only signing in again helps. */
     readonly signInRequired = false,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { link?: string | undefined },
   ) {
     super(message, options);
+    this.link = options?.link;
   }
+
+  /** Where to go instead, as the server named it (an https address only). */
+  readonly link: string | undefined;
 }
 
 /** A quoted parameter of a `WWW-Authenticate` challenge (RFC 6750, 3). */
@@ -30,9 +34,11 @@ function challengeParam(challenge: string | null, name: string): string | undefi
 export async function toApiError(response: Response, signInRequired = false): Promise<ApiError> {
   let code: string | undefined;
   let reason: string | undefined;
+  let link: string | undefined;
   try {
     const body = (await response.json()) as Partial<Record<keyof ErrorBody, unknown>>;
     if (typeof body.error === 'string') code = body.error;
+    if (typeof body.link === 'string' && body.link.startsWith('https://')) link = body.link;
     if (typeof body.message === 'string' && body.message) reason = body.message;
   } catch {
     // Not JSON: the headers may still say why.
@@ -50,6 +56,7 @@ export async function toApiError(response: Response, signInRequired = false): Pr
     code as ErrorCode | undefined,
     signInRequired ? `${said} Sign in again to continue.` : said,
     signInRequired,
+    { link },
   );
 }
 

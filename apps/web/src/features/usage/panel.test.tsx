@@ -36,6 +36,30 @@ describe('Panel', () => {
     expect(region.getAttribute('aria-busy')).toBe('false');
   });
 
+  it('says a panel is not available with this source, links to the portal, and offers no retry', () => {
+    const error = new ApiError(
+      501,
+      'not_available',
+      'The server answered 501: Funnels are not available with Azure Monitor as the source.',
+      false,
+      { link: 'https://portal.azure.com/#@/resource/x/funnels' },
+    );
+    render(
+      <Panel title="Funnel" query={{ status: 'failed', error, reload: vi.fn() }} isEmpty={() => false}>
+        {rows}
+      </Panel>,
+    );
+    const region = screen.getByRole('region', { name: 'Funnel' });
+    expect(region.textContent).toBe(
+      'FunnelNot available with this source. Funnels are not available with Azure Monitor as the source. Open it in the Azure portal',
+    );
+    expect(
+      within(region).getByRole('link', { name: 'Open it in the Azure portal' }).getAttribute('href'),
+    ).toBe('https://portal.azure.com/#@/resource/x/funnels');
+    expect(within(region).queryByRole('button')).toBeNull();
+    expect(within(region).queryByRole('alert')).toBeNull();
+  });
+
   it('is a region named by its title, spaces and all', () => {
     render(
       <Panel title="Custom events" query={{ status: 'loading', reload: vi.fn() }} isEmpty={() => false}>

@@ -20,18 +20,32 @@ export function Panel<T>({
     <section className="panel" aria-labelledby={headingId} aria-busy={query.status === 'loading'}>
       <h2 id={headingId}>{title}</h2>
       {query.status === 'loading' && <p className="muted">Loading…</p>}
-      {query.status === 'failed' && (
-        <p role="alert">
-          This could not be loaded: {query.error.message}{' '}
-          {query.error instanceof ApiError && query.error.signInRequired ? (
-            <SignInAgain error={query.error} />
-          ) : (
-            <button type="button" className="link-button" onClick={query.reload}>
-              Try again
-            </button>
-          )}
-        </p>
-      )}
+      {query.status === 'failed' &&
+        query.error instanceof ApiError &&
+        query.error.code === 'not_available' && (
+          // Not a failure to retry: the dashboard's source (Azure Monitor Logs) has no answer to this.
+          <p className="muted" data-testid="not-available">
+            Not available with this source. {query.error.message.replace(/^The server answered [^:]*: /, '')}{' '}
+            {query.error.link && (
+              <a href={query.error.link} target="_blank" rel="noreferrer">
+                Open it in the Azure portal
+              </a>
+            )}
+          </p>
+        )}
+      {query.status === 'failed' &&
+        !(query.error instanceof ApiError && query.error.code === 'not_available') && (
+          <p role="alert">
+            This could not be loaded: {query.error.message}{' '}
+            {query.error instanceof ApiError && query.error.signInRequired ? (
+              <SignInAgain error={query.error} />
+            ) : (
+              <button type="button" className="link-button" onClick={query.reload}>
+                Try again
+              </button>
+            )}
+          </p>
+        )}
       {query.status === 'ready' &&
         (isEmpty(query.data) ? (
           <p className="muted">Nothing recorded in this period.</p>

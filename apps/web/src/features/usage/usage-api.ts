@@ -23,6 +23,7 @@ export type {
   SessionRow,
   Sessions,
   SessionTimeline,
+  StoreFull,
   Tile,
   TileKey,
   TimelineItem,

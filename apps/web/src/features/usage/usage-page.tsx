@@ -11,6 +11,7 @@ import { NamedRowsTable } from './named-rows-table';
 import { RetentionPanel } from './retention-panel';
 import { SegmentFilter, segmentOf, segmentParams, segmentQuery } from './segment-filter';
 import { SegmentedChoice } from './segmented-choice';
+import { StoreFullBanner } from './store-full-banner';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import {
@@ -52,6 +53,7 @@ export default function UsagePage() {
   return (
     <section className="page wide">
       <h1>Usage</h1>
+      {overview.status === 'ready' && <StoreFullBanner storeFull={overview.data.storeFull} />}
       <div className="toolbar">
         <SegmentedChoice
           legend="Time range"
@@ -77,15 +79,20 @@ export default function UsagePage() {
 
       <Panel title="At a glance" query={overview} isEmpty={() => false}>
         {(data) => (
-          <ul className="tiles">
-            {TILES.map(([key, label]) => (
-              <li key={key} className="tile" data-testid={`tile-${key}`}>
-                <span className="tile-label">{label}</span>
-                <span className="tile-value">{formatCount(data.tiles[key].value)}</span>
-                <span className="tile-change">{formatChange(data.tiles[key].change)} vs previous period</span>
-              </li>
-            ))}
-          </ul>
+          <>
+            <SourceLine source={data.source} />
+            <ul className="tiles">
+              {TILES.map(([key, label]) => (
+                <li key={key} className="tile" data-testid={`tile-${key}`}>
+                  <span className="tile-label">{label}</span>
+                  <span className="tile-value">{formatCount(data.tiles[key].value)}</span>
+                  <span className="tile-change">
+                    {formatChange(data.tiles[key].change)} vs previous period
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </>
         )}
       </Panel>
 
@@ -260,5 +267,29 @@ export default function UsagePage() {
         )}
       </Panel>
     </section>
+  );
+}
+
+/** Where the figures come from, and for Azure Monitor Logs how late they may be. */
+function SourceLine({ source }: { source: Overview['source'] }) {
+  if (!source) return null;
+  if (source.kind === 'local') {
+    return (
+      <p className="muted" data-testid="usage-source">
+        Source: this server&apos;s own store, up to the second.
+      </p>
+    );
+  }
+  const delay = source.ingestionDelayMs;
+  return (
+    <p className="muted" data-testid="usage-source">
+      Source: Azure Monitor Logs (the Log Analytics workspace).{' '}
+      {source.latestItem
+        ? `Newest item of the last hour: ${formatTime(source.latestItem)}. `
+        : 'No item in the last hour. '}
+      {delay === null || delay === undefined
+        ? ''
+        : `Items take about ${Math.max(1, Math.round(delay / 60_000))} min to appear here.`}
+    </p>
   );
 }

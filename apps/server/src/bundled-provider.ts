@@ -1,0 +1,24 @@
+import type { ServerConfig } from './config.js';
+
+/** Starts the local OpenID provider (apps/dev-idp) as the configuration describes it. */
+export async function startBundledProvider(config: ServerConfig, log: (line: string) => void) {
+  const { startDevIdp } = await import('@gatehouse/dev-idp');
+  return startDevIdp({
+    port: config.devIdp.port,
+    appOrigin: config.publicOrigin,
+    clientId: config.oidc.clientId,
+    apiResource: config.oidc.audience,
+    testControls: config.devIdp.testControls,
+    accessTokenFormat: config.devIdp.accessTokenFormat,
+    dpop: config.devIdp.dpop,
+    log,
+    rolesClaim: config.devIdp.rolesClaim,
+    ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
+    ...(config.devIdp.testControlsSecret === undefined
+      ? {}
+      : { testControlsSecret: config.devIdp.testControlsSecret }),
+    ...(config.devIdp.accessTokenTtlSeconds === undefined
+      ? {}
+      : { accessTokenTtlSeconds: config.devIdp.accessTokenTtlSeconds }),
+  });
+}

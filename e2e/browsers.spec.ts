@@ -1,0 +1,41 @@
+import { test } from '@playwright/test';
+import { port } from '../playwright.config';
+import { findFirefox, findWebKit } from '../scripts/test-tools.mjs';
+import type { BrowserSession } from './browsers/driver';
+import { firefoxSession } from './browsers/firefox-session';
+import { journey } from './browsers/journey';
+import { playwrightSession } from './browsers/playwright-session';
+import { webkitSession } from './browsers/webkit-session';
+import { requireTool } from './support';
+
+/**
+ * The user's journey (browsers/journey.ts) in each engine a user has: Chromium through Playwright, as
+ * the rest of the suite; Firefox over WebDriver BiDi; WebKit (WebKitGTK) over WebDriver. A browser that
+ * cannot be had here skips its run with the reason, except in CI, where it fails.
+ */
+test.describe.configure({ timeout: 120_000 });
+
+async function walk(open: () => Promise<BrowserSession>) {
+  const session = await open();
+  test.info().annotations.push({ type: 'browser', description: session.name });
+  try {
+    await journey(session);
+  } finally {
+    await session.close();
+  }
+}
+
+test('the journey in Chromium (Playwright)', async ({ browser }) => {
+  await walk(() => playwrightSession(browser));
+});
+
+test('the journey in Firefox (WebDriver BiDi)', async () => {
+  requireTool('firefox');
+  await walk(() => firefoxSession(findFirefox().path ?? ''));
+});
+
+test('the journey in WebKit (WebKitWebDriver)', async () => {
+  requireTool('webkit');
+  const { driver = '', xvfb = '' } = findWebKit();
+  await walk(() => webkitSession({ driver, xvfb }, port(88)));
+});

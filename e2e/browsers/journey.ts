@@ -1,0 +1,235 @@
+import { expect as baseExpect } from '@playwright/test';
+import { APP, IDP, TEST_CONTROLS_SECRET } from '../../playwright.config';
+import type { BrowserSession, Tab } from './driver';
+import {
+  callApi,
+  hidePage,
+  locate,
+  storedSession,
+  telemetryIds,
+  telemetryTraces,
+  type Target,
+} from './in-page';
+
+/**
+ * The user's journey, once, for every browser: consent, sign in, reload, an API call, a silent renewal,
+ * telemetry stored by the collector, and sign-out in another tab. The same steps and assertions as
+ * sign-in.spec.ts and telemetry.spec.ts check in Chromium, asked through the driver-neutral `Tab`, so
+ * that Firefox and WebKit are held to them too. Where those specs read the browser's network (a
+ * Playwright-only view), this journey reads what reached the server: the collector's store.
+ */
+
+/**
+ * Twice the suite's wait for a state: MiniBrowser paints in software in a virtual display, and Firefox
+ * and WebKit run beside the servers on the same two cores.
+ */
+const expect = baseExpect.configure({ timeout: 20_000 });
+
+const ADMIN = { username: 'admin', password: 'admin', name: 'Ada Admin', email: 'admin@example.com' };
+/** Short-lived access tokens, so that the journey sees a renewal (at half their life). */
+const ACCESS_TOKEN_TTL_SECONDS = 20;
+
+interface Tokens {
+  access_token?: string;
+  id_token?: string;
+  refresh_token?: string;
+  expires_at?: number;
+  token_type?: string;
+}
+
+const banner: Target = { role: 'banner' };
+const consent: Target = { role: 'dialog', name: 'Usage data' };
+const displayName: Target = { testId: 'display-name' };
+
+/** The text of what `target` finds, or null: never throws while a page is being replaced. */
+async function textOf(tab: Tab, target: Target): Promise<string | null> {
+  try {
+    return (await tab.evaluate(locate, { target, text: true })) as string | null;
+  } catch {
+    return null; // between two documents: asked again by the poll
+  }
+}
+
+/** Runs `fn` in the page; undefined while the page is being replaced. */
+async function probe<A, R>(
+  tab: Tab,
+  fn: (arg: A) => R | Promise<R>,
+  arg: A,
+): Promise<Awaited<R> | undefined> {
+  try {
+    return await tab.evaluate(fn, arg);
+  } catch {
+    return undefined;
+  }
+}
+
+const currentUrl = (tab: Tab) => probe(tab, () => location.href, null);
+
+/** Waits until `target` is there, with `text` when given. */
+async function expectSeen(tab: Tab, target: Target, text?: string | RegExp, timeout?: number) {
+  const poll = expect.poll(() => textOf(tab, target), {
+    message: `${JSON.stringify(target)} is shown`,
+    ...(timeout ? { timeout } : {}),
+  });
+  if (text === undefined) await poll.not.toBeNull();
+  else if (typeof text === 'string') await poll.toBe(text);
+  else await poll.toMatch(text);
+}
+
+async function expectGone(tab: Tab, target: Target) {
+  await expect.poll(() => textOf(tab, target), { message: `${JSON.stringify(target)} is gone` }).toBeNull();
+}
+
+async function tokensOf(tab: Tab): Promise<Tokens> {
+  return JSON.parse((await tab.evaluate(storedSession, null)) ?? '{}') as Tokens;
+}
+
+/** Sets the local provider's access-token lifetime (its test controls, as support.ts `misbehave`). */
+async function setTokenLifetime(seconds: number) {
+  const response = await fetch(`${IDP}/__test/misbehave`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
+    body: JSON.stringify({ mode: null, accessTokenTtlSeconds: seconds }),
+  });
+  expect(response.status).toBe(204);
+}
+
+export async function journey(browser: BrowserSession): Promise<void> {
+  await setTokenLifetime(ACCESS_TOKEN_TTL_SECONDS);
+  const tab = await browser.newTab();
+
+  // Consent: nothing of the telemetry SDK is loaded, stored or sent before the visitor says yes.
+  await tab.goto(`${APP}/`);
+  await expectSeen(tab, { role: 'heading', name: 'Welcome to Gatehouse' });
+  await expectSeen(tab, consent);
+  expect(await tab.evaluate(telemetryTraces, null)).toEqual({ sdkChunks: [], keys: [] });
+  await tab.click({ role: 'button', name: 'Accept', within: consent });
+  await expectGone(tab, consent);
+  await expect
+    .poll(() => probe(tab, telemetryIds, null), { message: 'the SDK started a session' })
+    .toEqual({ session: expect.stringMatching(/\S{6,}/), user: expect.stringMatching(/\S{6,}/) });
+  const anonymous = await tab.evaluate(telemetryIds, null);
+  const telemetrySession = anonymous.session;
+
+  // Sign in at the provider's own page, as a person would; back on the app, signed in, with no code or
+  // state left in the address.
+  await tab.click({ role: 'button', name: 'Sign in', within: banner });
+  await expect.poll(() => currentUrl(tab)).toMatch(new RegExp(`^${IDP}/`));
+  await expectSeen(tab, { label: 'Username' });
+  await tab.fill({ label: 'Username' }, ADMIN.username);
+  await tab.fill({ label: 'Password' }, ADMIN.password);
+  await tab.click({ role: 'button', name: 'Sign in' });
+  await expectSeen(tab, displayName, ADMIN.name);
+  await expectSeen(tab, { role: 'button', name: 'Sign out', within: banner });
+  await expect.poll(() => currentUrl(tab)).toBe(`${APP}/`);
+  const signedIn = await tokensOf(tab);
+  expect(signedIn.access_token).toBeTruthy();
+  expect(signedIn.refresh_token).toBeTruthy();
+  // Bound to this browser's own non-extractable key (DPoP, the local provider's default): WebCrypto
+  // keys kept in IndexedDB, which each engine must support.
+  expect(signedIn.token_type).toBe('DPoP');
+
+  // A reload keeps the session (sessionStorage), and the signed-in UI comes back.
+  await tab.reload();
+  await expectSeen(tab, displayName, ADMIN.name);
+
+  // The API, called by the app with the tab's token: the profile page and the diagnostics button.
+  await tab.click({ role: 'link', name: 'Profile', within: { role: 'navigation' } });
+  await expectSeen(tab, { testId: 'profile-name' }, ADMIN.name);
+  await expectSeen(tab, { testId: 'profile-email' }, ADMIN.email);
+  await expectSeen(tab, { testId: 'api-me' }, /"sub": "admin"/);
+  await tab.click({ role: 'link', name: 'Diagnostics', within: { role: 'navigation' } });
+  await expectSeen(tab, { role: 'heading', name: 'Diagnostics' });
+  await tab.click({ role: 'button', name: 'Call the API' });
+  await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
+
+  // Renewal: before the access token expires the tab renews it silently with its refresh token, which
+  // rotates; the user stays signed in and the renewed token works.
+  await expect
+    .poll(async () => (await tokensOf(tab)).expires_at ?? 0, {
+      message: 'the tokens are renewed',
+      timeout: ACCESS_TOKEN_TTL_SECONDS * 1000,
+    })
+    .toBeGreaterThan(signedIn.expires_at ?? Infinity);
+  const renewed = await tokensOf(tab);
+  expect(renewed.refresh_token).not.toBe(signedIn.refresh_token);
+  expect(renewed.access_token).not.toBe(signedIn.access_token);
+  await expectSeen(tab, displayName, ADMIN.name);
+  const me = await tab.evaluate(callApi, { path: '/api/me' });
+  expect(me.status).toBe(200);
+  expect(me.body).toMatchObject({ sub: 'admin', issuer: IDP });
+
+  // Telemetry: what this browser sent is in the collector's store, under its session, with the
+  // pseudonymous user and never a token, a code or the user's name.
+  await tab.evaluate(hidePage, null);
+  const timeline = async () => {
+    const answer = await probe(tab, callApi, {
+      path: `/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`,
+    });
+    return answer?.status === 200
+      ? (answer.body as { authenticated: boolean; items: Array<{ type: string; name: string | null }> })
+      : null;
+  };
+  await expect
+    .poll(
+      async () =>
+        (await timeline())?.items.filter((item) => item.type === 'pageview').map((item) => item.name) ?? [],
+      { message: 'the page views are stored', timeout: 20_000 },
+    )
+    .toEqual(expect.arrayContaining(['Home', 'Profile', 'Diagnostics']));
+  await expect
+    .poll(async () => (await timeline())?.items.some((item) => item.type === 'dependency'), {
+      message: 'the API call is stored',
+    })
+    .toBe(true);
+  const stored = await timeline();
+  expect(stored?.authenticated).toBe(true);
+  // Each page viewed once is reported once, and nothing failed in this browser (the SDK reports every
+  // uncaught error and unhandled rejection as an exception).
+  const views = stored?.items.filter((item) => item.type === 'pageview').map((item) => item.name) ?? [];
+  expect(views.filter((name) => name === 'Profile')).toHaveLength(1);
+  expect(views.filter((name) => name === 'Diagnostics')).toHaveLength(1);
+  expect(stored?.items.filter((item) => item.type === 'exception')).toEqual([]);
+  const storedText = JSON.stringify(stored);
+  for (const secret of [
+    signedIn.access_token,
+    signedIn.id_token,
+    signedIn.refresh_token,
+    renewed.access_token,
+    renewed.refresh_token,
+    ADMIN.email,
+    ADMIN.name,
+  ]) {
+    expect(secret).toBeTruthy();
+    expect(storedText).not.toContain(secret);
+  }
+  expect(storedText).not.toMatch(/[?&](code|state)=/);
+
+  // Another tab: it takes the session from the first; signing out there signs the first out too.
+  const other = await browser.newTab();
+  await other.goto(`${APP}/`);
+  await expectSeen(other, displayName, ADMIN.name);
+  await other.click({ role: 'button', name: 'Sign out', within: banner });
+  await expectSeen(tab, { role: 'button', name: 'Sign in', within: banner });
+  expect(await tab.evaluate(storedSession, null)).toBeNull();
+  // The other tab went to the provider's end-session endpoint and is back, signed out.
+  await expect.poll(() => currentUrl(other), { message: 'the other tab is back home' }).toBe(`${APP}/`);
+  await expectSeen(other, { role: 'button', name: 'Sign in', within: banner });
+  expect(await other.evaluate(storedSession, null)).toBeNull();
+  // Signed out, telemetry goes on under new anonymous ids (the tabs share the cookies that hold them),
+  // which nothing links to the old ones.
+  const fresh = async () => {
+    const ids = await probe(tab, telemetryIds, null);
+    return {
+      session: Boolean(ids?.session) && ids?.session !== anonymous.session,
+      user: Boolean(ids?.user) && ids?.user !== anonymous.user,
+    };
+  };
+  await expect
+    .poll(fresh, { message: 'fresh anonymous ids after sign-out' })
+    .toEqual({ session: true, user: true });
+
+  // The provider's session is gone too: signing in again asks for the password.
+  await tab.click({ role: 'button', name: 'Sign in', within: banner });
+  await expectSeen(tab, { label: 'Username' });
+}

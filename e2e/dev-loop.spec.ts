@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { port } from '../playwright.config';
+
+/**
+ * `npm run dev` (ADR 0055): the SPA through Vite on the app server's origin, under the production CSP
+ * plus a nonce; an edit to a page shows in the open tab without a reload (hot module replacement).
+ * The test edits the real page file and puts it back, whatever happens.
+ */
+const ORIGIN = `http://localhost:${port(44)}`;
+const PAGE_FILE = 'apps/web/src/features/home/home-page.tsx';
+const original = readFileSync(PAGE_FILE, 'utf8');
+let dev: ChildProcess;
+
+test.beforeAll(async () => {
+  test.setTimeout(480_000);
+  dev = spawn(
+    process.execPath,
+    ['node_modules/tsx/dist/cli.mjs', '--conditions=@gatehouse/source', 'apps/server/src/dev.ts'],
+    {
+      env: {
+        ...process.env,
+        PORT: String(port(44)),
+        IDP_PORT: String(port(45)),
+        GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-e2e-dev-')),
+        NODE_ENV: '',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  // Ready when the page answers (the collector's first build and Vite's start come first).
+  await expect
+    .poll(
+      () =>
+        fetch(`${ORIGIN}/`).then(
+          (response) => response.status,
+          () => 0,
+        ),
+      { timeout: 470_000, intervals: [500] },
+    )
+    .toBe(200);
+});
+
+test.afterAll(async () => {
+  writeFileSync(PAGE_FILE, original);
+  if (dev.exitCode === null) {
+    const exited = new Promise((resolve) => dev.once('exit', resolve));
+    dev.kill('SIGTERM');
+    await exited;
+  }
+});
+
+test('an edit to a page shows in the open tab without a reload, under the CSP', async ({ page }) => {
+  const refused: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+  });
+  await page.goto(ORIGIN);
+  const heading = page.getByRole('heading', { level: 1 });
+  await expect(heading).toHaveText('Welcome to Gatehouse');
+  await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+  // Something only this document holds: a reload or a navigation would lose it.
+  await page.evaluate(() => ((window as unknown as { beforeEdit: boolean }).beforeEdit = true));
+  const hmrUpdate = page.waitForEvent('console', (message) => message.text().includes('[vite] hot updated'));
+
+  try {
+    writeFileSync(PAGE_FILE, original.replace('<h1>Welcome to Gatehouse</h1>', '<h1>Welcome, edited</h1>'));
+    await hmrUpdate;
+    await expect(heading).toHaveText('Welcome, edited');
+  } finally {
+    writeFileSync(PAGE_FILE, original);
+  }
+  await expect(heading).toHaveText('Welcome to Gatehouse');
+  expect(await page.evaluate(() => (window as unknown as { beforeEdit?: boolean }).beforeEdit)).toBe(true);
+  expect(await page.evaluate(() => performance.getEntriesByType('navigation').length)).toBe(1);
+  expect(refused).toEqual([]);
+});

@@ -1,0 +1,121 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { appTables } from '../test-support/app-tables.js';
+import {
+  dependenciesKql,
+  eventsKql,
+  exceptionsKql,
+  experienceKql,
+  freshnessKql,
+  NotAvailableError,
+  overviewKql,
+  pagesKql,
+  segmentKql,
+  sessionsKql,
+  signedInIdsKql,
+  timelineKql,
+  timeseriesKql,
+} from './kql.js';
+
+/*
+ * Each query is parsed and bound by Microsoft's Kusto language service (@kusto/language-service-next,
+ * the parser and binder of Azure Data Explorer's editors, compiled to JavaScript) against the tables'
+ * real columns: a misspelt column, a wrong function, a type mismatch or a reserved word is an error.
+ */
+const require = createRequire(import.meta.url);
+const dir = path.dirname(require.resolve('@kusto/language-service-next/package.json'));
+require(path.join(dir, 'bridge.js'));
+require(path.join(dir, 'Kusto.Language.Bridge.js'));
+
+interface KustoList<T> {
+  Count: number;
+  getItem(i: number): T;
+}
+/** The little of Kusto.Language's API used here (its own .d.ts types the bridge's globals loosely). */
+interface KustoLanguage {
+  Symbols: {
+    DatabaseSymbol: { $ctor1: new (name: string, members: unknown[], isOpen: boolean) => unknown };
+    TableSymbol: { $ctor7: new (name: string, schema: string, description: null) => unknown };
+  };
+  GlobalState: { Default: { WithDatabase(database: unknown): unknown } };
+  KustoCode: {
+    ParseAndAnalyze(
+      query: string,
+      globals: unknown,
+    ): { GetDiagnostics(): KustoList<{ Severity: string; Message: string }> };
+  };
+}
+const Kusto = (globalThis as unknown as { Kusto: { Language: KustoLanguage } }).Kusto.Language;
+const database = new Kusto.Symbols.DatabaseSymbol.$ctor1(
+  'workspace',
+  Object.entries(appTables).map(([name, schema]) => new Kusto.Symbols.TableSymbol.$ctor7(name, schema, null)),
+  false,
+);
+const globals = Kusto.GlobalState.Default.WithDatabase(database);
+
+/** The language service's diagnostics of `query` (errors and warnings). */
+function diagnose(query: string): string[] {
+  const list = Kusto.KustoCode.ParseAndAnalyze(query, globals).GetDiagnostics();
+  return Array.from({ length: list.Count }, (_, i) => list.getItem(i)).map(
+    (d) => `${d.Severity}: ${d.Message}`,
+  );
+}
+
+const now = Date.parse('2026-11-25T12:00:00Z');
+const hour = 3_600_000;
+const segment = { auth: 'signed-in' as const, role: 'admin', browser: 'Chrome' as const };
+
+const queries: Record<string, string> = {
+  overview: overviewKql(now - 2 * hour, now - hour, now, segment),
+  timeseries: timeseriesKql(now - 24 * hour, now, hour, segment),
+  pages: pagesKql(now - hour, now, segment),
+  exceptions: exceptionsKql(now - hour, now, segment),
+  dependencies: dependenciesKql(now - hour, now, segment),
+  sessions: sessionsKql(now - hour, now, 50, segment),
+  signedInIds: signedInIdsKql(now - hour, now, segment),
+  timeline: timelineKql('abc123'),
+  events: eventsKql(now - hour, now, segment),
+  experience: experienceKql(now - hour, now, now - hour, now, 5 * 60_000, segment),
+  freshness: freshnessKql(now),
+};
+
+describe('the KQL queries', () => {
+  // The service builds its tables of built-in functions on first use: seconds, so in the hook's time.
+  beforeAll(() => {
+    diagnose('print 1');
+  });
+
+  it.each(Object.entries(queries))('%s binds against the tables without a diagnostic', (_name, query) => {
+    expect(diagnose(query)).toEqual([]);
+  });
+
+  it('the check itself finds what is wrong', () => {
+    expect(diagnose('AppPageViews | summarize sum(ItemCounts) by Nme').join('\n')).toMatch(
+      /ItemCounts[\s\S]*Nme/,
+    );
+    // A column of another table, and a reserved word as a name.
+    expect(diagnose('AppEvents | summarize views = sum(DurationMs)')).toHaveLength(2);
+  });
+
+  it('counts with sum(ItemCount), so sampled rows count as the items they stand for', () => {
+    for (const name of [
+      'overview',
+      'timeseries',
+      'pages',
+      'exceptions',
+      'dependencies',
+      'sessions',
+      'events',
+    ]) {
+      expect(queries[name]).toContain('ItemCount');
+      expect(queries[name]).not.toMatch(/\bcount\(\)/);
+    }
+  });
+
+  it('says the device segment is not available, and quotes values as string literals', () => {
+    expect(() => segmentKql({ device: 'mobile' })).toThrow(NotAvailableError);
+    expect(segmentKql({ role: 'a"b\\c' })).toContain(String.raw`",a\"b\\c,"`);
+    expect(diagnose(`AppEvents${segmentKql({ role: 'a"b\\c' })}`)).toEqual([]);
+  });
+});

@@ -1,0 +1,200 @@
+import { webVitals, type Segment } from '@gatehouse/api-contract';
+import { LIST_LIMIT, SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../queries.js';
+import { vitalThresholds } from '../analytics-experience.js';
+
+/**
+ * The usage dashboard's queries in KQL, over the Application Insights tables of a Log Analytics
+ * workspace (https://learn.microsoft.com/azure/azure-monitor/reference/tables/apppageviews and the
+ * pages beside it). Counts are `sum(ItemCount)`: a sampled row stands for ItemCount items. Distinct
+ * counts are `dcount`, Kusto's estimate (within about 1 % at the default accuracy), where the local
+ * store counts exactly. Every value put into a query is one the API validated (an enum, a role matching
+ * ROLE, a session id matching SESSION_ID), and written as a KQL string literal all the same.
+ */
+
+/** The tables the dashboard reads, as the `union` of the queries that read them all. */
+export const APP_TABLES = [
+  'AppPageViews',
+  'AppExceptions',
+  'AppDependencies',
+  'AppEvents',
+  'AppBrowserTimings',
+  'AppMetrics',
+] as const;
+
+/** A panel whose question KQL over these tables cannot answer honestly. */
+export class NotAvailableError extends Error {
+  override readonly name = 'NotAvailableError';
+  readonly code = 'not_available';
+  constructor(
+    message: string,
+    /** The Azure portal's own view of it, when there is one. */
+    readonly portalView?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A KQL string literal (double-quoted, backslash escapes: the same as JSON's for these values). */
+export const str = (value: string) => JSON.stringify(value);
+export const datetime = (ms: number) => `datetime(${new Date(ms).toISOString()})`;
+
+/** The segment's condition on a row of the App tables, as `| where …` (or nothing). */
+export function segmentKql(segment: Segment = {}): string {
+  const parts: string[] = [];
+  if (segment.auth) {
+    parts.push(`${segment.auth === 'signed-in' ? 'isnotempty' : 'isempty'}(UserAuthenticatedId)`);
+  }
+  if (segment.role) {
+    parts.push(`strcat(",", tostring(Properties.roles), ",") contains_cs ${str(`,${segment.role},`)}`);
+  }
+  // Azure's ClientBrowser is the family and its version ("Chrome 120.0").
+  if (segment.browser) parts.push(`ClientBrowser startswith ${str(segment.browser)}`);
+  if (segment.device) {
+    throw new NotAvailableError(
+      'The device segment is not available with Azure Monitor as the source: its tables have no device class.',
+    );
+  }
+  return parts.length > 0 ? `\n| where ${parts.join(' and ')}` : '';
+}
+
+const between = (from: number, to: number) =>
+  `TimeGenerated >= ${datetime(from)} and TimeGenerated < ${datetime(to)}`;
+const allTables = `union ${APP_TABLES.join(', ')}`;
+const FAILED_CALL = `Type == "AppDependencies" and Success == false`;
+
+export function overviewKql(before: number, from: number, to: number, segment?: Segment): string {
+  return `${allTables}
+| where ${between(before, to)}${segmentKql(segment)}
+| extend current = TimeGenerated >= ${datetime(from)}
+| summarize users = dcountif(UserId, isnotempty(UserId)),
+    signedIn = dcountif(UserAuthenticatedId, isnotempty(UserAuthenticatedId)),
+    sessions = dcountif(SessionId, isnotempty(SessionId)),
+    pageViews = sumif(ItemCount, Type == "AppPageViews"),
+    exceptions = sumif(ItemCount, Type == "AppExceptions"),
+    failedCalls = sumif(ItemCount, ${FAILED_CALL})
+    by current`;
+}
+
+export function timeseriesKql(from: number, to: number, bucketMs: number, segment?: Segment): string {
+  return `${allTables}
+| where ${between(from, to)}${segmentKql(segment)}
+| summarize users = dcountif(UserId, isnotempty(UserId)),
+    sessions = dcountif(SessionId, isnotempty(SessionId)),
+    pageViews = sumif(ItemCount, Type == "AppPageViews"),
+    exceptions = sumif(ItemCount, Type == "AppExceptions"),
+    failedCalls = sumif(ItemCount, ${FAILED_CALL})
+    by bucket = bin_at(TimeGenerated, ${bucketMs}ms, ${datetime(from)})`;
+}
+
+export function pagesKql(from: number, to: number, segment?: Segment): string {
+  return `AppPageViews
+| where ${between(from, to)}${segmentKql(segment)}
+| summarize pageViews = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    avgMs = avg(DurationMs), p95Ms = percentile(DurationMs, 95) by Name
+| order by pageViews desc, Name asc
+| take ${LIST_LIMIT}`;
+}
+
+export function exceptionsKql(from: number, to: number, segment?: Segment): string {
+  return `AppExceptions
+| where ${between(from, to)}${segmentKql(segment)}
+| extend message = coalesce(OuterMessage, Message), topFrame = tostring(Details[0].parsedStack[0].method),
+    stack = tostring(Details[0].rawStack)
+| summarize total = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    firstSeen = min(TimeGenerated), lastSeen = max(TimeGenerated),
+    arg_max(TimeGenerated, ProblemId, stack) by ExceptionType, message, topFrame
+| order by total desc, lastSeen desc
+| take ${LIST_LIMIT}`;
+}
+
+export function dependenciesKql(from: number, to: number, segment?: Segment): string {
+  return `AppDependencies
+| where ${between(from, to)}${segmentKql(segment)}
+| summarize total = sum(ItemCount), failures = sumif(ItemCount, Success == false),
+    percentiles(DurationMs, 50, 95) by Target, Name
+| order by total desc, Target asc, Name asc
+| take ${LIST_LIMIT}`;
+}
+
+export function sessionsKql(from: number, to: number, limit: number, segment?: Segment): string {
+  return `${allTables}
+| where ${between(from, to)} and isnotempty(SessionId)${segmentKql(segment)}
+| summarize authUser = max(UserAuthenticatedId), anonUser = max(UserId),
+    start = min(TimeGenerated), end = max(TimeGenerated),
+    pages = sumif(ItemCount, Type == "AppPageViews"),
+    errors = sumif(ItemCount, Type == "AppExceptions" or (${FAILED_CALL})) by SessionId
+| order by start desc, SessionId asc
+| take ${limit}`;
+}
+
+export function signedInIdsKql(from: number, to: number, segment?: Segment): string {
+  return `${allTables}
+| where ${between(from, to)} and isnotempty(UserAuthenticatedId)${segmentKql(segment)}
+| distinct UserAuthenticatedId
+| take ${SIGNED_IN_IDS_LIMIT}`;
+}
+
+/** One session's items; over the retention the workspace keeps (the query's time span). */
+export function timelineKql(sessionId: string): string {
+  return `${allTables}
+| where SessionId == ${str(sessionId)}
+| extend itemType = case(Type == "AppPageViews", "pageview", Type == "AppExceptions", "exception",
+    Type == "AppDependencies", "dependency", Type == "AppEvents", "event", Type == "AppMetrics", "metric",
+    "pageviewperformance")
+| project TimeGenerated, itemType, Name, Url, OperationId, DurationMs, Success, ResultCode, Target,
+    message = coalesce(OuterMessage, Message), UserAuthenticatedId, UserId
+| order by TimeGenerated asc
+| take ${TIMELINE_LIMIT + 1}`;
+}
+
+export function eventsKql(from: number, to: number, segment?: Segment): string {
+  return `AppEvents
+| where ${between(from, to)}${segmentKql(segment)}
+| summarize total = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    sessions = dcountif(SessionId, isnotempty(SessionId)) by Name
+| order by total desc, Name asc
+| take ${LIST_LIMIT}`;
+}
+
+const thresholds = webVitals
+  .map((name) => `${str(name)}, ${vitalThresholds[name].good}, ${vitalThresholds[name].poor}`)
+  .join(',\n  ');
+
+/**
+ * Web vitals (ADR 0034) from AppMetrics: one row per measurement, its value `Sum / ItemCount` (one
+ * measurement: the value). Rows `inPeriod` feed the table (overall and per `page` property), the
+ * others the chart, per bucket.
+ */
+export function experienceKql(
+  from: number,
+  to: number,
+  chartFrom: number,
+  chartTo: number,
+  bucketMs: number,
+  segment?: Segment,
+): string {
+  return `let t = datatable(Name: string, good: real, poor: real) [
+  ${thresholds}
+];
+let v = AppMetrics
+| where TimeGenerated >= ${datetime(Math.min(from, chartFrom))} and TimeGenerated < ${datetime(Math.max(to, chartTo))}
+| where Name in (${webVitals.map(str).join(', ')})${segmentKql(segment)}
+| extend value = Sum / ItemCount, page = tostring(Properties.page)
+| lookup kind = inner t on Name;
+let inPeriod = v | where ${between(from, to)};
+union
+  (inPeriod | summarize n = count(), p75 = percentile(value, 75), goodCount = countif(value <= good),
+      poorCount = countif(value > poor) by Name | extend scope = "all"),
+  (inPeriod | summarize n = count(), p75 = percentile(value, 75), goodCount = countif(value <= good),
+      poorCount = countif(value > poor) by Name, page | extend scope = "page"),
+  (v | where ${between(chartFrom, chartTo)}
+      | summarize n = count(), p75 = percentile(value, 75) by Name, bucket = bin_at(TimeGenerated, ${bucketMs}ms, ${datetime(chartFrom)})
+      | extend scope = "bucket")`;
+}
+
+/** How fresh the workspace is: its latest item, and the median ingestion delay of the last hour's items. */
+export function freshnessKql(now: number): string {
+  return `${allTables}
+| where TimeGenerated > ${datetime(now - 3_600_000)}
+| summarize latest = max(TimeGenerated), delayMs = percentile(tolong((ingestion_time() - TimeGenerated) / 1ms), 50)`;
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { createLogAnalyticsQueries, type Row } from './log-analytics-queries.js';
+
+/** The queries over a workspace that answers every query with `rows` (the KQL itself: kql.test.ts). */
+const over = (rows: Row[]) => createLogAnalyticsQueries(() => Promise.resolve(rows), {});
+
+describe('the dashboard over Log Analytics: answers shaped as the local store shapes them', () => {
+  it('a session timeline from the union of the App* tables, the signed-in user first', async () => {
+    const { usage } = over([
+      {
+        TimeGenerated: new Date('2026-11-25T10:00:00Z'),
+        itemType: 'pageView',
+        Name: 'Home',
+        Url: 'https://app.example/',
+        OperationId: 'op1',
+        DurationMs: 120,
+        Success: null,
+        ResultCode: '',
+        Target: null,
+        message: null,
+        UserAuthenticatedId: '',
+        UserId: 'anon-1',
+      },
+      {
+        TimeGenerated: '2026-11-25T10:00:05Z',
+        itemType: 'dependency',
+        Name: 'GET /api/me',
+        Url: null,
+        OperationId: 'op2',
+        DurationMs: 31,
+        Success: true,
+        ResultCode: '200',
+        Target: 'app.example',
+        message: null,
+        UserAuthenticatedId: 'user-7',
+        UserId: 'anon-1',
+      },
+    ]);
+    const timeline = await usage.sessionTimeline('s1');
+    expect(timeline).toEqual({
+      sessionId: 's1',
+      user: 'user-7',
+      authenticated: true,
+      truncated: false,
+      items: [
+        {
+          time: '2026-11-25T10:00:00.000Z',
+          type: 'pageView',
+          name: 'Home',
+          url: 'https://app.example/',
+          operationId: 'op1',
+          durationMs: 120,
+          success: null,
+          resultCode: null,
+          target: null,
+          message: null,
+        },
+        {
+          time: '2026-11-25T10:00:05.000Z',
+          type: 'dependency',
+          name: 'GET /api/me',
+          url: null,
+          operationId: 'op2',
+          durationMs: 31,
+          success: true,
+          resultCode: '200',
+          target: 'app.example',
+          message: null,
+        },
+      ],
+    });
+    expect(await over([]).usage.sessionTimeline('s1')).toBeNull();
+  });
+
+  it('web vitals: overall, per page and per chart bucket, rated by the same thresholds', async () => {
+    const now = Date.now();
+    const { analytics } = over([
+      { Name: 'LCP', scope: 'all', n: 10, p75: 2000, goodCount: 8, poorCount: 1 },
+      { Name: 'LCP', scope: 'page', page: 'Home', n: 6, p75: 4500, goodCount: 2, poorCount: 3 },
+      { Name: 'LCP', scope: 'page', page: 'Profile', n: 4, p75: 1000, goodCount: 4, poorCount: 0 },
+    ]);
+    const experience = await analytics.experience({ range: '7d', now });
+    expect(experience.overall.LCP).toEqual({
+      count: 10,
+      p75: 2000,
+      rating: 'good',
+      good: 0.8,
+      needsImprovement: 0.1,
+      poor: 0.1,
+    });
+    expect(experience.pages.map((p) => [p.page, p.vitals.LCP?.rating])).toEqual([
+      ['Home', 'poor'],
+      ['Profile', 'good'],
+    ]);
+    expect(experience.trend.length).toBeGreaterThan(0);
+    expect(experience.trend.every((b) => b.p75.LCP === null)).toBe(true);
+
+    const bucketStart = Date.parse(experience.trend[2]!.start);
+    const withBucket = await over([
+      {
+        Name: 'INP',
+        scope: 'bucket',
+        bucket: new Date(bucketStart),
+        n: 3,
+        p75: 180,
+        goodCount: 3,
+        poorCount: 0,
+      },
+    ]).analytics.experience({ range: '7d', now });
+    expect(withBucket.trend[2]?.p75.INP).toBe(180);
+    expect(withBucket.trend.filter((b) => b.p75.INP !== null)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,314 @@
+import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
+import type { AnalyticsQueries } from '../analytics.js';
+import { shapeExperience } from '../analytics-experience.js';
+import {
+  bucketedPeriod,
+  describePeriod,
+  iso,
+  period,
+  sessionsLimit,
+  shapeTimeline,
+  type UsageQueries,
+} from '../queries.js';
+import {
+  dependenciesKql,
+  eventsKql,
+  exceptionsKql,
+  experienceKql,
+  freshnessKql,
+  NotAvailableError,
+  overviewKql,
+  pagesKql,
+  sessionsKql,
+  signedInIdsKql,
+  timelineKql,
+  timeseriesKql,
+} from './kql.js';
+
+/** One query's answer: its first table's rows as objects keyed by column name. */
+export type Row = Record<string, unknown>;
+/** Runs `query` over [from, to) (epoch ms); rejects with LogAnalyticsError when it cannot answer. */
+export type RunQuery = (query: string, from: number, to: number) => Promise<Row[]>;
+
+/** Where the portal's own views are, for what KQL cannot answer here (Azure portal, the resource's blade). */
+export interface PortalLinks {
+  /** The Application Insights resource's id (/subscriptions/…/components/…), for deep links; else the portal's home. */
+  resourceId?: string | undefined;
+}
+
+const portal = (links: PortalLinks, blade: string) =>
+  links.resourceId
+    ? `https://portal.azure.com/#@/resource${links.resourceId}/${blade}`
+    : 'https://portal.azure.com/#browse/microsoft.insights%2Fcomponents';
+
+const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) || 0 : 0);
+const numOrNull = (v: unknown) => (v === null || v === undefined || v === '' ? null : num(v));
+const strOrNull = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v)));
+const change = (value: number, previous: number) => (previous === 0 ? null : (value - previous) / previous);
+
+/** The longest a session timeline or an id look-up goes back: the workspace's default retention. */
+const LOOKBACK_MS = 90 * 86_400_000;
+
+export interface Freshness {
+  /** The newest item's time, or null when the last hour has none. */
+  latestItem: string | null;
+  /** Median time from an item's event time to its ingestion, over the last hour; null without items. */
+  ingestionDelayMs: number | null;
+}
+
+export interface LogAnalyticsQueries {
+  usage: UsageQueries;
+  analytics: AnalyticsQueries;
+  freshness(now?: number): Promise<Freshness>;
+}
+
+/**
+ * The dashboard's UsageQueries and AnalyticsQueries over a Log Analytics workspace, in KQL (kql.ts):
+ * the same answers as the local store's where the tables hold the same facts; NotAvailableError where
+ * they do not (funnels, user flows and retention need every item of a user in order: the portal has
+ * views of its own for them; access and erasure requests go through Azure's own purge and export).
+ */
+export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}): LogAnalyticsQueries {
+  const usage: UsageQueries = {
+    async overview(options = {}) {
+      const p = period(options);
+      const length = p.to - p.from;
+      const rows = await run(overviewKql(p.from - length, p.from, p.to, options), p.from - length, p.to);
+      const current = rows.find((r) => r.current === true) ?? {};
+      const before = rows.find((r) => r.current === false) ?? {};
+      const tile = (key: string) => {
+        const value = num(current[key]);
+        const previous = num(before[key]);
+        return { value, previous, change: change(value, previous) };
+      };
+      return {
+        ...describePeriod(p),
+        previousFrom: iso(p.from - length),
+        tiles: {
+          users: tile('users'),
+          signedInUsers: tile('signedIn'),
+          sessions: tile('sessions'),
+          pageViews: tile('pageViews'),
+          exceptions: tile('exceptions'),
+          failedCalls: tile('failedCalls'),
+        },
+      };
+    },
+
+    async timeseries(options = {}) {
+      const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
+      const rows = await run(timeseriesKql(from, to, bucketMs, options), from, to);
+      const byBucket = new Map(rows.map((r) => [Math.round((ms(r.bucket) - from) / bucketMs), r]));
+      const buckets: TimeseriesBucket[] = [];
+      for (let i = 0; i < lengthMs / bucketMs; i++) {
+        const r = byBucket.get(i) ?? {};
+        buckets.push({
+          start: iso(from + i * bucketMs),
+          users: num(r.users),
+          sessions: num(r.sessions),
+          pageViews: num(r.pageViews),
+          exceptions: num(r.exceptions),
+          failedCalls: num(r.failedCalls),
+        });
+      }
+      return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+    },
+
+    async pages(options = {}) {
+      const p = period(options);
+      const rows = await run(pagesKql(p.from, p.to, options), p.from, p.to);
+      return {
+        ...describePeriod(p),
+        pages: rows.map((r) => ({
+          name: strOrNull(r.Name) ?? '',
+          views: num(r.pageViews),
+          users: num(r.users),
+          avgDurationMs: numOrNull(r.avgMs),
+          p95DurationMs: numOrNull(r.p95Ms),
+        })),
+      };
+    },
+
+    async exceptions(options = {}) {
+      const p = period(options);
+      const rows = await run(exceptionsKql(p.from, p.to, options), p.from, p.to);
+      return {
+        ...describePeriod(p),
+        exceptions: rows.map((r) => ({
+          type: strOrNull(r.ExceptionType),
+          message: strOrNull(r.message),
+          topFrame: strOrNull(r.topFrame),
+          problemId: strOrNull(r.ProblemId),
+          count: num(r.total),
+          usersAffected: num(r.users),
+          firstSeen: iso(ms(r.firstSeen)),
+          lastSeen: iso(ms(r.lastSeen)),
+          sampleStack: strOrNull(r.stack),
+        })),
+      };
+    },
+
+    async dependencies(options = {}) {
+      const p = period(options);
+      const rows = await run(dependenciesKql(p.from, p.to, options), p.from, p.to);
+      return {
+        ...describePeriod(p),
+        dependencies: rows.map((r) => ({
+          target: strOrNull(r.Target),
+          name: strOrNull(r.Name),
+          count: num(r.total),
+          failures: num(r.failures),
+          failureRate: num(r.total) === 0 ? 0 : num(r.failures) / num(r.total),
+          p50DurationMs: numOrNull(r.percentile_DurationMs_50),
+          p95DurationMs: numOrNull(r.percentile_DurationMs_95),
+        })),
+      };
+    },
+
+    async sessions(options = {}) {
+      const p = period(options);
+      const limit = sessionsLimit(options);
+      const rows = await run(sessionsKql(p.from, p.to, limit, options), p.from, p.to);
+      return {
+        ...describePeriod(p),
+        sessions: rows.map((r) => {
+          const auth = strOrNull(r.authUser);
+          return {
+            sessionId: String(r.SessionId),
+            user: auth ?? strOrNull(r.anonUser),
+            authenticated: auth !== null,
+            start: iso(ms(r.start)),
+            lengthMs: ms(r.end) - ms(r.start),
+            pages: num(r.pages),
+            errors: num(r.errors),
+          };
+        }),
+      };
+    },
+
+    async sessionTimeline(sessionId) {
+      if (!SESSION_ID.test(sessionId)) throw new RangeError('Invalid session id');
+      const now = Date.now();
+      const rows = await run(timelineKql(sessionId), now - LOOKBACK_MS, now);
+      if (rows.length === 0) return null;
+      return shapeTimeline(
+        sessionId,
+        rows.map((r) => ({
+          t: ms(r.TimeGenerated),
+          type: r.itemType,
+          // Log Analytics gives an empty string where the store has NULL.
+          name: strOrNull(r.Name),
+          url: strOrNull(r.Url),
+          operation_id: strOrNull(r.OperationId),
+          duration_ms: r.DurationMs,
+          success: r.Success,
+          result_code: strOrNull(r.ResultCode),
+          target: strOrNull(r.Target),
+          message: strOrNull(r.message),
+          auth_user_id: strOrNull(r.UserAuthenticatedId),
+          user_id: strOrNull(r.UserId),
+        })),
+      );
+    },
+
+    userItems(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      throw new NotAvailableError(
+        "Exports of one user's items are not available with Azure Monitor as the source: run a query for the user in the workspace, or use Azure's data export.",
+        'https://learn.microsoft.com/azure/azure-monitor/logs/personal-data-mgmt',
+      );
+    },
+
+    eraseUser(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      return Promise.reject(
+        new NotAvailableError(
+          "Erasure is not available with Azure Monitor as the source: use the workspace's purge API (Azure's own process for personal data).",
+          'https://learn.microsoft.com/azure/azure-monitor/logs/personal-data-mgmt',
+        ),
+      );
+    },
+
+    async signedInUserIds(options = {}) {
+      const p = period(options);
+      const rows = await run(signedInIdsKql(p.from, p.to, options), p.from, p.to);
+      return rows.map((r) => String(r.UserAuthenticatedId));
+    },
+  };
+
+  const analytics: AnalyticsQueries = {
+    async experience(options = {}) {
+      const p = period(options);
+      const chart = bucketedPeriod(options);
+      const rows = await run(
+        experienceKql(p.from, p.to, chart.from, chart.to, chart.bucketMs, options),
+        Math.min(p.from, chart.from),
+        Math.max(p.to, chart.to),
+      );
+      return shapeExperience(
+        p,
+        chart,
+        rows.map((r) => ({
+          name: String(r.Name) as WebVitalName,
+          scope: r.scope === 'bucket' ? 'bucket' : r.scope === 'all' ? 'all' : 'page',
+          bucket: Math.round((ms(r.bucket) - chart.from) / chart.bucketMs),
+          page: strOrNull(r.page) ?? '',
+          n: num(r.n),
+          p75: numOrNull(r.p75),
+          good: num(r.goodCount),
+          poor: num(r.poorCount),
+        })),
+      );
+    },
+
+    async customEvents(options = {}) {
+      const p = period(options);
+      const rows = await run(eventsKql(p.from, p.to, options), p.from, p.to);
+      return {
+        ...describePeriod(p),
+        events: rows.map((r) => ({
+          name: strOrNull(r.Name) ?? '',
+          count: num(r.total),
+          users: num(r.users),
+          sessions: num(r.sessions),
+        })),
+      };
+    },
+
+    funnel: () =>
+      Promise.reject(
+        new NotAvailableError(
+          'Funnels are not available with Azure Monitor as the source: open Funnels in the Application Insights resource.',
+          portal(links, 'funnels'),
+        ),
+      ),
+    retention: () =>
+      Promise.reject(
+        new NotAvailableError(
+          'Retention is not available with Azure Monitor as the source: open Retention in the Application Insights resource.',
+          portal(links, 'retention'),
+        ),
+      ),
+    userFlows: () =>
+      Promise.reject(
+        new NotAvailableError(
+          'User flows are not available with Azure Monitor as the source: open User Flows in the Application Insights resource.',
+          portal(links, 'userFlows'),
+        ),
+      ),
+  };
+
+  return {
+    usage,
+    analytics,
+    async freshness(now = Date.now()) {
+      const [row] = await run(freshnessKql(now), now - 3_600_000, now);
+      const latest = row?.latest;
+      return {
+        latestItem: latest === null || latest === undefined || latest === '' ? null : iso(ms(latest)),
+        ingestionDelayMs: numOrNull(row?.delayMs),
+      };
+    },
+  };
+}

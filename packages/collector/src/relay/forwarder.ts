@@ -1,0 +1,317 @@
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import type { Logger } from '../collector.js';
+import type { Outbox, OutboxItem } from './outbox.js';
+
+const gzip = promisify(gzipCallback);
+
+/**
+ * Forwards the outbox to the ingestion endpoint the way the official SDKs send: batches of
+ * newline-delimited envelopes (`application/x-json-stream`), gzip-compressed, POSTed to
+ * `<IngestionEndpoint>/v2.1/track`; https://github.com/microsoft/ApplicationInsights-node.js
+ * (Library/Sender.ts) and @azure/monitor-opentelemetry-exporter (platform/nodejs/baseSender.ts).
+ */
+
+/** Item statuses in a 206's `errors` that are worth sending again (the exporter's list, less auth). */
+export const RETRYABLE_ITEM_STATUSES: ReadonlySet<number> = new Set([408, 429, 439, 500, 503]);
+/** Whole-batch statuses sent again after a back-off: throttling, time-outs, the service failing. */
+const RETRY_BATCH_STATUSES: ReadonlySet<number> = new Set([408, 429, 439, 500, 502, 503, 504]);
+/** The service's verdict that the data itself is bad: retrying would fail the same way. */
+const DROP_BATCH_STATUSES: ReadonlySet<number> = new Set([400, 413]);
+const MAX_REDIRECTS = 10;
+/** Longest Retry-After honoured (the exporter's cap), so a bad header cannot stop the relay for weeks. */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+/** A failure that goes on is logged at most this often. */
+const FAILURE_LOG_INTERVAL_MS = 60_000;
+
+export interface ForwarderOptions {
+  /** `<IngestionEndpoint>/v2.1/track`. */
+  trackUrl: string;
+  /** Items per request. Default 500. */
+  maxBatchItems?: number;
+  /** Envelope text per request before compression, in bytes. Default 1 MiB. */
+  maxBatchBytes?: number;
+  /** A request not answered within this is a time-out (sent again). Default 30 s. */
+  requestTimeoutMs?: number;
+  /** The first back-off. Default 1 s. */
+  minRetryMs?: number;
+  /** The longest back-off (Retry-After may ask for longer). Default 5 minutes. */
+  maxRetryMs?: number;
+  log: Logger;
+  fetch?: typeof fetch;
+  /** For tests: [0, 1). */
+  random?: () => number;
+}
+
+export interface RelayStats {
+  /** Items the endpoint took. */
+  forwarded: number;
+  /** Items it refused for good (logged). */
+  dropped: number;
+  /** Items sent again (after a 206, a retryable status, a time-out or a connection failure). */
+  resent: number;
+  requests: number;
+  /** Consecutive failed attempts (0 when the last one went through). */
+  failures: number;
+  /** Why the last attempt failed, if it did. */
+  lastError: string | undefined;
+  lastSuccess: Date | undefined;
+}
+
+interface BreezeAnswer {
+  itemsReceived?: number;
+  itemsAccepted?: number;
+  errors?: { index: number; statusCode: number; message?: string }[];
+}
+
+type Outcome = { done: OutboxItem[]; again: OutboxItem[]; waitMs?: number; failure?: string };
+
+/** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now;
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
+}
+
+export class Forwarder {
+  readonly stats: RelayStats = {
+    forwarded: 0,
+    dropped: 0,
+    resent: 0,
+    requests: 0,
+    failures: 0,
+    lastError: undefined,
+    lastSuccess: undefined,
+  };
+  private trackUrl: string;
+  private stopping = false;
+  private readonly stopped: Promise<void>;
+  private wake: (() => void) | undefined;
+  private readonly abort = new AbortController();
+  private lastFailureLog = -Infinity;
+  private redirects = 0;
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly options: ForwarderOptions,
+  ) {
+    this.trackUrl = options.trackUrl;
+    this.stopped = this.run().catch((error: unknown) => {
+      options.log('error', `relay: forwarding stopped: ${String(error)}`);
+    });
+  }
+
+  private async run(): Promise<void> {
+    const maxItems = this.options.maxBatchItems ?? 500;
+    const maxBytes = this.options.maxBatchBytes ?? 1024 * 1024;
+    while (!this.stopping) {
+      await this.outbox.waitForItems();
+      if (this.stopping) break;
+      const batch = await this.outbox.next(maxItems, maxBytes);
+      if (batch.length === 0) continue;
+      const outcome = await this.attempt(batch);
+      this.stats.resent += outcome.again.length;
+      await this.outbox.settle(outcome.done, outcome.again);
+      if (outcome.failure !== undefined) this.failed(outcome.failure, outcome.waitMs);
+      else if (this.stats.failures > 0) {
+        this.options.log(
+          'info',
+          `relay: delivering again after ${this.stats.failures} failed attempts; ${this.outbox.pending} items waiting`,
+        );
+        this.stats.failures = 0;
+        this.stats.lastError = undefined;
+      }
+      if (outcome.waitMs !== undefined && outcome.waitMs > 0) await this.sleep(outcome.waitMs);
+    }
+  }
+
+  /** The back-off before attempt `failures + 1`: exponential, with half of it random (jitter). */
+  private backoff(retryAfter: number | undefined): number {
+    const min = this.options.minRetryMs ?? 1000;
+    const max = this.options.maxRetryMs ?? 300_000;
+    const exponential = Math.min(max, min * 2 ** Math.min(this.stats.failures, 30));
+    const jittered = exponential * (0.5 + 0.5 * (this.options.random ?? Math.random)());
+    return Math.max(jittered, retryAfter ?? 0);
+  }
+
+  private failed(reason: string, waitMs: number | undefined): void {
+    this.stats.failures++;
+    this.stats.lastError = reason;
+    if (Date.now() - this.lastFailureLog < FAILURE_LOG_INTERVAL_MS) return;
+    this.lastFailureLog = Date.now();
+    this.options.log(
+      'warn',
+      `relay: ${reason}; ${this.outbox.pending} items waiting, next attempt in ${Math.round((waitMs ?? 0) / 1000)} s`,
+    );
+  }
+
+  /** One POST of `batch`, and what becomes of each item. */
+  private async attempt(batch: OutboxItem[]): Promise<Outcome> {
+    const body = await gzip(Buffer.from(batch.map((item) => item.text).join('\n'), 'utf8'));
+    let response: Response;
+    let text: string;
+    this.stats.requests++;
+    // A timer of our own, not AbortSignal.timeout() inside AbortSignal.any(): on Node 20 the composite
+    // holds its sources weakly, and a garbage collection during the request can lose the time-out.
+    const timedOut = new AbortController();
+    const timer = setTimeout(
+      () => timedOut.abort(new DOMException('The request timed out.', 'TimeoutError')),
+      this.options.requestTimeoutMs ?? 30_000,
+    );
+    try {
+      const signal = AbortSignal.any([this.abort.signal, timedOut.signal]);
+      response = await (this.options.fetch ?? fetch)(this.trackUrl, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-json-stream', 'Content-Encoding': 'gzip' },
+        body,
+        redirect: 'manual',
+        signal,
+      });
+      text = await response.text();
+    } catch (error) {
+      const reason =
+        (error as Error).name === 'TimeoutError'
+          ? 'the ingestion endpoint did not answer in time'
+          : `the ingestion endpoint could not be reached (${describe(error)})`;
+      return { done: [], again: batch, waitMs: this.backoff(undefined), failure: reason };
+    } finally {
+      clearTimeout(timer);
+    }
+    const status = response.status;
+    const wait = retryAfterMs(response.headers.get('retry-after'));
+    const location = response.headers.get('location');
+    if ((status === 307 || status === 308) && location && this.redirects < MAX_REDIRECTS) {
+      // The service moves a resource's ingestion elsewhere this way; the SDKs follow (and remember).
+      this.redirects++;
+      this.trackUrl = new URL(location, this.trackUrl).href;
+      return { done: [], again: batch };
+    }
+    this.redirects = 0;
+    if (status === 200) {
+      this.stats.forwarded += batch.length;
+      this.stats.lastSuccess = new Date();
+      return { done: batch, again: [] };
+    }
+    const answer = parseAnswer(text);
+    if (status === 206 || (status === 400 && answer?.errors?.length)) {
+      if (!answer?.errors) {
+        // A 206 without a readable answer: nothing says what was taken, so all of it goes again.
+        return { done: [], again: batch, waitMs: this.backoff(wait), failure: `answer ${status} unreadable` };
+      }
+      return this.partly(batch, answer, status, wait);
+    }
+    if (RETRY_BATCH_STATUSES.has(status)) {
+      return {
+        done: [],
+        again: batch,
+        waitMs: this.backoff(wait),
+        failure: `the ingestion endpoint answered ${status}`,
+      };
+    }
+    if (DROP_BATCH_STATUSES.has(status)) {
+      this.stats.dropped += batch.length;
+      this.options.log(
+        'error',
+        `relay: the ingestion endpoint refused a batch of ${batch.length} items with ${status} (${snippet(text)}); they are dropped`,
+      );
+      return { done: batch, again: [] };
+    }
+    // 401, 403 (a resource that takes Microsoft Entra tokens only, a wrong key) and anything unexpected:
+    // kept and tried again slowly, so an operator can put it right without losing what was accepted.
+    return {
+      done: [],
+      again: batch,
+      waitMs: this.backoff(wait),
+      failure: `the ingestion endpoint answered ${status} (${snippet(text)}); check APPLICATIONINSIGHTS_CONNECTION_STRING and the resource's local authentication`,
+    };
+  }
+
+  /** A 206 (or a 400 naming items): the items named with a retryable status go again, others are dropped. */
+  private partly(
+    batch: OutboxItem[],
+    answer: BreezeAnswer,
+    status: number,
+    wait: number | undefined,
+  ): Outcome {
+    const refused = new Map<number, { statusCode: number; message?: string }>();
+    for (const error of answer.errors ?? []) {
+      if (Number.isInteger(error.index) && error.index >= 0 && error.index < batch.length) {
+        refused.set(error.index, error);
+      }
+    }
+    const done: OutboxItem[] = [];
+    const again: OutboxItem[] = [];
+    const dropped: { statusCode: number; message?: string }[] = [];
+    batch.forEach((item, index) => {
+      const error = refused.get(index);
+      if (!error) done.push(item);
+      else if (RETRYABLE_ITEM_STATUSES.has(error.statusCode)) again.push(item);
+      else {
+        done.push(item);
+        dropped.push(error);
+      }
+    });
+    this.stats.forwarded += batch.length - refused.size;
+    if (batch.length > refused.size) this.stats.lastSuccess = new Date();
+    if (dropped.length > 0) {
+      this.stats.dropped += dropped.length;
+      const first = dropped[0] as { statusCode: number; message?: string };
+      this.options.log(
+        'warn',
+        `relay: the ingestion endpoint refused ${dropped.length} of ${batch.length} items for good (${status}; first: ${first.statusCode} ${first.message ?? ''}); they are dropped`,
+      );
+    }
+    if (again.length === 0) return { done, again };
+    return {
+      done,
+      again,
+      waitMs: this.backoff(wait),
+      failure: `the ingestion endpoint took ${batch.length - refused.size} of ${batch.length} items and asked for ${again.length} again`,
+    };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopping) return resolve();
+      const timer = setTimeout(() => {
+        this.wake = undefined;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * Stops forwarding: no new request; the one under way may finish within `graceMs` (its answer is
+   * written down), else it is cut and its items go again at the next start.
+   */
+  async stop(graceMs = 5_000): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    this.outbox.interrupt();
+    const grace = setTimeout(() => this.abort.abort(), graceMs);
+    await this.stopped;
+    clearTimeout(grace);
+  }
+}
+
+function parseAnswer(text: string): BreezeAnswer | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const snippet = (text: string) => text.replace(/\s+/g, ' ').slice(0, 200) || 'no body';
+
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message ?? String(error);
+}

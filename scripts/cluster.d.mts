@@ -1,0 +1,39 @@
+export interface ClusterReplica {
+  name: string;
+  port: number;
+  origin: string;
+  role: 'store holder' | 'forwarding';
+}
+
+export interface Cluster {
+  base: number;
+  /** The load balancer's origin: what browsers use. */
+  origin: string;
+  idp: string;
+  lbPort: number;
+  idpPort: number;
+  redisPort: number;
+  replicaPorts: number[];
+  dir: string;
+  collectorToken: string;
+  userIdSecret: string;
+  replicas: ClusterReplica[];
+  pids: Record<string, number | undefined>;
+  startReplica(index: number): Promise<void>;
+  stopReplica(index: number, signal?: NodeJS.Signals): Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export function ensurePackages(): void;
+export function clusterLayout(
+  base?: number,
+): Omit<
+  Cluster,
+  'collectorToken' | 'userIdSecret' | 'replicas' | 'pids' | 'startReplica' | 'stopReplica' | 'stop'
+>;
+export function startCluster(options?: {
+  base?: number;
+  env?: Record<string, string>;
+  detached?: boolean;
+  log?: (line: string) => void;
+}): Promise<Cluster>;
