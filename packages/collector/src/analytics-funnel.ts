@@ -12,7 +12,6 @@ import {
   type UsageReader,
 } from './queries.js';
 
-
 export interface FunnelStepResult extends FunnelStep {
   /** Distinct users with a session that reached this step after the ones before it, in order. */
   users: number;
