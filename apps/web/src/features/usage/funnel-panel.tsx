@@ -1,13 +1,10 @@
+import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@gatehouse/api-contract';
 import { useState, type FormEvent } from 'react';
 import { useApiQuery } from '../../auth/use-api';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
 import { usagePath, type Funnel, type Range, type PanelScope } from './usage-api';
-
-type Step = { kind: 'page' | 'event'; name: string };
-const MIN_STEPS = 2;
-const MAX_STEPS = 5;
 
 const funnelPath = (range: Range, filter: string, steps: Step[]) =>
   `${usagePath('funnel', range, filter)}&${steps
@@ -57,7 +54,7 @@ function FunnelResult({
 }
 
 /**
- * A funnel the admin defines: 2 to 5 steps (pages by their page view's name, or custom events), and how
+ * A funnel the admin defines: 2 to 5 steps (FUNNEL_STEPS) (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
 export function FunnelPanel({ range, filter = '', every }: PanelScope) {
@@ -89,7 +86,7 @@ export function FunnelPanel({ range, filter = '', every }: PanelScope) {
             <input
               aria-label={`Step ${i + 1} name`}
               required
-              maxLength={512}
+              maxLength={FUNNEL_STEP_NAME_MAX}
               value={step.name}
               onChange={(e) => update(i, { name: e.target.value })}
             />
@@ -99,7 +96,7 @@ export function FunnelPanel({ range, filter = '', every }: PanelScope) {
           <button
             type="button"
             className="button"
-            disabled={draft.length >= MAX_STEPS}
+            disabled={draft.length >= FUNNEL_STEPS.max}
             onClick={() => setDraft((steps) => [...steps, { kind: 'page', name: '' }])}
           >
             Add a step
@@ -107,7 +104,7 @@ export function FunnelPanel({ range, filter = '', every }: PanelScope) {
           <button
             type="button"
             className="button"
-            disabled={draft.length <= MIN_STEPS}
+            disabled={draft.length <= FUNNEL_STEPS.min}
             onClick={() => setDraft((steps) => steps.slice(0, -1))}
           >
             Remove the last step
