@@ -16,12 +16,17 @@ const UNIT_MS: Record<RetentionUnit, number> = { day: 86_400_000, week: 7 * 86_4
 /**
  * Retention: each user's cohort is the day or week (UTC; weeks start on Monday) of the first item ever
  * stored for them, so a user first seen before the range is never counted as new in it; each cohort
- * whose period overlaps the range counts its users seen again in each following period. Typed columns
- * only (user id and time), one scan. `unit` is one of two literals, never a caller's text.
+ * whose period overlaps the range counts its users seen again in each following period. Which users were
+ * seen in which period comes from the hourly rollup (ADR 0071; days and weeks are whole hours) up to the
+ * current hour, and from the items after it ($3): every stored item counts, and far fewer rows are read.
+ * `unit` is one of two literals, never a caller's text.
  */
 const retentionSql = (unit: RetentionUnit, seg: string) => `WITH seen AS (
+  SELECT user_id, date_trunc('${unit}', hour) AS p FROM usage_hourly
+  WHERE hour < $3 AND user_id IS NOT NULL${seg}
+  UNION
   SELECT user_id, date_trunc('${unit}', time) AS p FROM items
-  WHERE time < $2 AND user_id IS NOT NULL${seg} GROUP BY ALL
+  WHERE time >= $3 AND time < $2 AND user_id IS NOT NULL${seg}
 ),
 cohort AS (
   SELECT user_id, min(p) AS c FROM seen GROUP BY user_id HAVING min(p) >= date_trunc('${unit}', $1::TIMESTAMP)
@@ -38,7 +43,8 @@ export async function queryRetention(
   // An own property: `in` would take 'toString' (from Object.prototype) for a unit, into the SQL.
   if (!Object.hasOwn(UNIT_MS, unit)) throw new RangeError(`Unknown retention unit ${String(unit)}`);
   const p = period(options);
-  const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+  const currentHour = Math.floor(p.to / 3_600_000) * 3_600_000;
+  const values: DuckDBValue[] = [ts(p.from), ts(p.to), ts(currentHour)];
   const rows = await reader.read(retentionSql(unit, segmentSql(options, values)), values);
   const counts = new Map(rows.map((r) => [`${num(r.cohort_ms)}:${num(r.k)}`, num(r.users)]));
   // The periods overlapping [from, to): the first is truncated as the SQL does (DuckDB's weeks start on

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
+import { queryRetention } from './analytics-retention.js';
 import { createUsageQueries, segmentSql, ts, type UsageOptions } from './queries.js';
 import { rowLayout } from './row-layout.js';
 import { openWritableStore, storeFile, type WritableStore } from './store.js';
@@ -59,9 +60,30 @@ async function fromItems(store: WritableStore, from: number, to: number, options
   return [row!.users, row!.signed_in, row!.sessions, row!.pv, row!.ex, row!.failed];
 }
 
-/** The overview and the 24-hour chart agree with the items, for each segment. */
+/** Retention straight from the items, as before the rollup: every item before the period's end, none from the rollup. */
+async function retentionFromItems(store: WritableStore, options: UsageOptions) {
+  const direct = {
+    read: (sql: string, values?: DuckDBValue[]) =>
+      store.read(
+        sql.replace(
+          /FROM usage_hourly\s+WHERE hour < \$3/,
+          'FROM (SELECT time AS hour, * FROM items) WHERE hour < $2',
+        ),
+        values,
+      ),
+  };
+  return Promise.all([queryRetention(direct, 'day', options), queryRetention(direct, 'week', options)]);
+}
+
+/** The overview, the 24-hour chart and retention agree with the items, for each segment. */
 async function expectExact(store: WritableStore) {
   const usage = createUsageQueries(store);
+  for (const segment of [{}, { browser: 'Firefox' }] as UsageOptions[]) {
+    const options = { ...segment, range: '7d' as const, now: NOW };
+    expect(
+      await Promise.all([queryRetention(store, 'day', options), queryRetention(store, 'week', options)]),
+    ).toEqual(await retentionFromItems(store, options));
+  }
   const segments: UsageOptions[] = [{}, { auth: 'signed-in' }, { browser: 'Firefox' }, { role: 'auditor' }];
   for (const segment of segments) {
     for (const range of ['1h', '24h', '7d'] as const) {
@@ -103,6 +125,9 @@ it('answers the overview and the hourly chart from the rollup exactly as from th
     await store.append(mix(400, i + 1));
     await store.flush();
   }
+  // A user first seen in the current hour, which the rollup's whole hours do not hold yet.
+  const [newcomer] = mix(1, 99);
+  await store.append([{ ...newcomer!, userId: 'u99', authUserId: null, time: NOW - 1000 }]);
   await expectExact(store);
   expect(await store.erase('a3')).toBeGreaterThan(0);
   expect(await store.erase('u4')).toBeGreaterThan(0);
