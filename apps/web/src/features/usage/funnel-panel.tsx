@@ -1,31 +1,30 @@
 import { useState, type FormEvent } from 'react';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import { usagePath, type Funnel, type Range, type PanelScope } from './usage-api';
+import type { Range, PanelScope, Segment } from './usage-api';
 
 type Step = { kind: 'page' | 'event'; name: string };
 const MIN_STEPS = 2;
 const MAX_STEPS = 5;
 
-const funnelPath = (range: Range, filter: string, steps: Step[]) =>
-  `${usagePath('funnel', range, filter)}&${steps
-    .map((s) => `step=${encodeURIComponent(`${s.kind}:${s.name}`)}`)
-    .join('&')}` as const;
-
 function FunnelResult({
   range,
-  filter,
+  segment,
   steps,
   every,
 }: {
   range: Range;
-  filter: string;
+  segment?: Segment | undefined;
   steps: Step[];
   every?: number | undefined;
 }) {
-  const query = useApiQuery<Funnel>(funnelPath(range, filter, steps), every);
+  const query = useEndpoint(
+    '/usage/funnel',
+    { query: { range, ...segment, step: steps.map((s) => `${s.kind}:${s.name}`) } },
+    every,
+  );
   return (
     <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
       {(data) => (
@@ -60,7 +59,7 @@ function FunnelResult({
  * A funnel the admin defines: 2 to 5 steps (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
-export function FunnelPanel({ range, filter = '', every }: PanelScope) {
+export function FunnelPanel({ range, segment, every }: PanelScope) {
   const [draft, setDraft] = useState<Step[]>([
     { kind: 'page', name: '' },
     { kind: 'page', name: '' },
@@ -117,7 +116,7 @@ export function FunnelPanel({ range, filter = '', every }: PanelScope) {
           </button>
         </p>
       </form>
-      {asked && <FunnelResult range={range} filter={filter} steps={asked} every={every} />}
+      {asked && <FunnelResult range={range} segment={segment} steps={asked} every={every} />}
     </>
   );
 }
