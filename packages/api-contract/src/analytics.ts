@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import {
+  FUNNEL_STEP_NAME_MAX,
+  FUNNEL_STEPS,
+  funnelStepKinds,
+  type FunnelStep,
+  type FunnelStepKind,
+} from './funnel-rules.js';
 import { countSchema, periodFields, rangeQuery, segmentFields, timeSchema } from './usage.js';
 
 /** The web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts), as metrics of these names. */
@@ -80,31 +87,31 @@ export const customEventsSchema = z
   })
   .meta({ id: 'CustomEvents' });
 
-const STEP = /^(page|event):(.{1,512})$/s;
+const STEP = new RegExp(`^(${funnelStepKinds.join('|')}):(.{1,${FUNNEL_STEP_NAME_MAX}})$`, 's');
 const funnelStep = z
   .string()
   .regex(STEP, 'must be page:<page name> or event:<event name>')
-  .transform((value) => {
+  .transform((value): FunnelStep => {
     const [, kind, name] = STEP.exec(value) ?? [];
-    return { kind: kind as 'page' | 'event', name: name ?? '' };
+    return { kind: kind as FunnelStepKind, name: name ?? '' };
   });
 
-/** `?step=page:Home&step=event:Report exported`: 2 to 5 steps, in order. */
+/** `?step=page:Home&step=event:Report exported`: 2 to 5 steps (FUNNEL_STEPS), in order. */
 export const funnelQuery = z.strictObject({
   range: rangeQuery.shape.range,
   ...segmentFields,
   step: z
     .union([funnelStep.transform((step) => [step]), z.array(funnelStep)], {
-      error: 'must be page:<page name> or event:<event name>, given 2 to 5 times',
+      error: `must be page:<page name> or event:<event name>, given ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} times`,
     })
     .pipe(
       z
-        .array(z.object({ kind: z.enum(['page', 'event']), name: z.string() }))
-        .min(2, 'must be given at least twice (2 steps)')
-        .max(5, 'must be given at most 5 times'),
+        .array(z.object({ kind: z.enum(funnelStepKinds), name: z.string() }))
+        .min(FUNNEL_STEPS.min, `must be given at least ${FUNNEL_STEPS.min} times`)
+        .max(FUNNEL_STEPS.max, `must be given at most ${FUNNEL_STEPS.max} times`),
     )
     .meta({
-      description: 'A step, in order: page:<page view name> or event:<custom event name>; 2 to 5 of them',
+      description: `A step, in order: page:<page view name> or event:<custom event name>; ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} of them`,
     }),
 });
 
@@ -113,7 +120,7 @@ export const funnelSchema = z
     ...periodFields,
     steps: z.array(
       z.strictObject({
-        kind: z.enum(['page', 'event']),
+        kind: z.enum(funnelStepKinds),
         name: z.string(),
         users: countSchema.meta({
           description: 'Users with a session that reached this step after the ones before',

@@ -21,6 +21,8 @@ export { apiUserSchema, telemetryUserSchema, tokenChecks } from './me.js';
 export type { ApiUser, TelemetryUser, TokenCheck } from './me.js';
 export { createOpenApiDocument } from './openapi.js';
 export { readRoles } from './roles.js';
+export { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, funnelStepKinds, funnelStepsProblem } from './funnel-rules.js';
+export type { FunnelStep, FunnelStepKind } from './funnel-rules.js';
 export type { OpenApiDocument } from './openapi.js';
 export * from './usage.js';
 export * from './analytics.js';

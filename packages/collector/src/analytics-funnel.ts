@@ -1,4 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
+import { funnelStepsProblem, type FunnelStep } from '@gatehouse/api-contract';
 import {
   describePeriod,
   num,
@@ -11,12 +12,6 @@ import {
   type UsageReader,
 } from './queries.js';
 
-/** A funnel step: a page (its page view's name) or a custom event (its name). */
-export interface FunnelStep {
-  kind: 'page' | 'event';
-  name: string;
-}
-
 export interface FunnelStepResult extends FunnelStep {
   /** Distinct users with a session that reached this step after the ones before it, in order. */
   users: number;
@@ -26,15 +21,10 @@ export interface FunnelStepResult extends FunnelStep {
   medianMsFromPrevious: number | null;
 }
 
-export const FUNNEL_STEPS = { min: 2, max: 5 } as const;
-
-/** A funnel's steps are checked before any SQL is built: RangeError otherwise. */
+/** A funnel's steps are checked by the contract's rules before any SQL is built: RangeError otherwise. */
 function checkSteps(steps: FunnelStep[]): void {
-  if (steps.length < FUNNEL_STEPS.min || steps.length > FUNNEL_STEPS.max)
-    throw new RangeError(`A funnel has ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} steps`);
-  for (const step of steps)
-    if ((step.kind !== 'page' && step.kind !== 'event') || !step.name)
-      throw new RangeError('Each step is a page or an event, with a name');
+  const problem = funnelStepsProblem(steps);
+  if (problem) throw new RangeError(problem);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { CustomEvents, Experience, Retention, RetentionUnit, UserFlows } from '@gatehouse/api-contract';
 import { queryCustomEvents } from './analytics-events.js';
-import { queryFunnel, type FunnelStep, type FunnelStepResult } from './analytics-funnel.js';
+import type { FunnelStep } from '@gatehouse/api-contract';
+import { queryFunnel, type FunnelStepResult } from './analytics-funnel.js';
 import { queryExperience } from './analytics-experience.js';
 import { queryUserFlows } from './analytics-flows.js';
 import { queryRetention } from './analytics-retention.js';

@@ -1,13 +1,10 @@
+import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@gatehouse/api-contract';
 import { useState, type FormEvent } from 'react';
 import { useEndpoint } from '../../auth/api-client';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
 import type { Range, PanelScope, Segment } from './usage-api';
-
-type Step = { kind: 'page' | 'event'; name: string };
-const MIN_STEPS = 2;
-const MAX_STEPS = 5;
 
 function FunnelResult({
   range,
@@ -56,7 +53,7 @@ function FunnelResult({
 }
 
 /**
- * A funnel the admin defines: 2 to 5 steps (pages by their page view's name, or custom events), and how
+ * A funnel the admin defines: 2 to 5 steps (FUNNEL_STEPS) (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
 export function FunnelPanel({ range, segment, every }: PanelScope) {
@@ -88,7 +85,7 @@ export function FunnelPanel({ range, segment, every }: PanelScope) {
             <input
               aria-label={`Step ${i + 1} name`}
               required
-              maxLength={512}
+              maxLength={FUNNEL_STEP_NAME_MAX}
               value={step.name}
               onChange={(e) => update(i, { name: e.target.value })}
             />
@@ -98,7 +95,7 @@ export function FunnelPanel({ range, segment, every }: PanelScope) {
           <button
             type="button"
             className="button"
-            disabled={draft.length >= MAX_STEPS}
+            disabled={draft.length >= FUNNEL_STEPS.max}
             onClick={() => setDraft((steps) => [...steps, { kind: 'page', name: '' }])}
           >
             Add a step
@@ -106,7 +103,7 @@ export function FunnelPanel({ range, segment, every }: PanelScope) {
           <button
             type="button"
             className="button"
-            disabled={draft.length <= MIN_STEPS}
+            disabled={draft.length <= FUNNEL_STEPS.min}
             onClick={() => setDraft((steps) => steps.slice(0, -1))}
           >
             Remove the last step
