@@ -3,7 +3,7 @@ import { ACCOUNTS, apiFromPage, signIn, startServer, type StartedServer } from '
 
 /**
  * Roles where Keycloak puts them (`realm_access.roles`, nested in the tokens): the bundled provider plays
- * Keycloak (DEV_IDP_ROLES_CLAIM), and Gatehouse is configured as its README says for Keycloak. The SPA
+ * Keycloak (DEV_IDP_ROLES_CLAIM), and Gatehouse is configured as docs/providers.md says for Keycloak. The SPA
  * and the API read the roles with the same function, so an admin gets the admin pages and their data.
  */
 let keycloakLike: StartedServer;

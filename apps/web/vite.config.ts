@@ -1,10 +1,13 @@
 import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 import { compression } from 'vite-plugin-compression2';
+import { firstRenderPlugin } from './first-render-plugin.ts';
 
 export default defineConfig({
   plugins: [
     react(),
+    // index.html's first render, made by React from the app itself (first-render-plugin.ts).
+    firstRenderPlugin(),
     // Brotli and gzip files beside each asset, made once at build time: the server sends them as they are.
     compression({ algorithms: ['brotliCompress', 'gzip'], exclude: [/\.(map|html)$/], threshold: 1024 }),
   ],

@@ -56,6 +56,9 @@ async function fetchJwks(): Promise<JSONWebKeySet> {
   return (await (await fetch(`${idp.issuer}/jwks`)).json()) as JSONWebKeySet;
 }
 
+/** What verifyIdToken resolves to for an ID token of this provider, issued to the test client. */
+const verified = { payload: { aud: CLIENT_ID } };
+
 async function verifyIdToken(idToken: string) {
   // The checks an OpenID Connect client makes on an ID token (OIDC Core 3.1.3.7), nonce aside.
   return jwtVerify(idToken, createLocalJWKSet(await fetchJwks()), {
@@ -144,7 +147,7 @@ describe('control endpoint', () => {
 describe('ID token modes', () => {
   it('behaves by default: the ID token verifies', async () => {
     const { tokens } = await signInForTokens(idp.issuer);
-    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+    await expect(verifyIdToken(tokens.id_token)).resolves.toMatchObject(verified);
   });
 
   it.each([
@@ -214,14 +217,14 @@ describe('ID token modes', () => {
     // ... and succeeds after fetching it once more.
     const after = await fetchJwks();
     expect(after.keys.map((key) => key.kid)).toEqual([before.keys[0]!.kid, kid]);
-    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+    await expect(verifyIdToken(tokens.id_token)).resolves.toMatchObject(verified);
   });
 
   it('no-kid: real key, no kid header, verifies against the one-key JWKS', async () => {
     await misbehave({ mode: 'no-kid' });
     const { tokens } = await signInForTokens(idp.issuer);
     expect(decodeProtectedHeader(tokens.id_token)).not.toHaveProperty('kid');
-    await expect(verifyIdToken(tokens.id_token)).resolves.toBeDefined();
+    await expect(verifyIdToken(tokens.id_token)).resolves.toMatchObject(verified);
   });
 
   it('also rewrites the ID token of refresh responses', async () => {

@@ -176,7 +176,7 @@ describe('loadConfig', () => {
     const loopback = 'InstrumentationKey=k;IngestionEndpoint=http://127.0.0.1:9999/';
     expect(
       loadConfig({ TELEMETRY_RELAY: '1', APPLICATIONINSIGHTS_CONNECTION_STRING: loopback }).telemetry.relay,
-    ).toBeDefined();
+    ).toMatchObject({ connectionString: loopback, localCopy: false });
   });
 
   it('reads the dashboard from a Log Analytics workspace when one is named', () => {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as applicationinsights from 'applicationinsights';
 import type { TelemetryClient } from 'applicationinsights';
 import type { BreezeResponse } from './collector.js';
@@ -40,14 +40,6 @@ function client(origin: string, iKey: string): TelemetryClient {
 /** Sends what the client holds; resolves to the collector's answer as the SDK saw it. */
 function flush(c: TelemetryClient): Promise<string> {
   return new Promise((resolve) => c.flush({ callback: (response: string) => resolve(response) }));
-}
-
-async function waitFor(check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('applicationinsights 2.x (Node.js SDK)', () => {
@@ -127,7 +119,7 @@ describe('applicationinsights 2.x (Node.js SDK)', () => {
     c.trackEvent({ name: 'after-outage' });
     expect(JSON.parse(await flush(c))).toMatchObject({ itemsAccepted: 1 });
     // A 200 makes the SDK send what it kept on disk after the resend interval.
-    await waitFor(async () => (await store.count()) === 2);
+    await vi.waitFor(async () => expect(await store.count()).toBe(2), { timeout: 10_000, interval: 50 });
     const names: unknown[] = [];
     for await (const e of store.export()) names.push(e.data.baseData.name);
     expect(names.sort()).toEqual(['after-outage', 'during-outage']);

@@ -63,10 +63,21 @@ async function startStoreHolder(logs: string[] = [], port = 0) {
 }
 
 /** A replica forwarding to `url`: the collector's front over a forwarding sink. */
-async function startReplica(url: string, logs: string[] = [], waitForStoreHolderMs = 0) {
+async function startReplica(
+  url: string,
+  logs: string[] = [],
+  waitForStoreHolderMs = 0,
+  fetchImpl: typeof fetch = fetch,
+) {
   const front: CollectorFront = await createCollector({
     ...frontOptions,
-    sink: createForwardingSink({ url, token: TOKEN, appendTimeoutMs: 2_000, waitForStoreHolderMs }),
+    sink: createForwardingSink({
+      url,
+      token: TOKEN,
+      appendTimeoutMs: 2_000,
+      waitForStoreHolderMs,
+      fetch: fetchImpl,
+    }),
     log: (level, message) => logs.push(`${level}: ${message}`),
   });
   closers.push(() => front.close());
@@ -120,12 +131,19 @@ describe('a replica forwarding to the store holder', () => {
   });
 
   it('waits for a store holder that is restarting, and answers 200 once it has the items', async () => {
-    // A free port, then nothing there until the store holder starts on it a little later.
+    // A free port, then nothing there until the replica has found it so; the store holder starts then.
     const url = await listen(() => undefined);
     await closers.pop()?.();
-    const replica = await startReplica(url, [], 10_000);
+    let refused: () => void = () => undefined;
+    const refusedOnce = new Promise<void>((resolve) => (refused = resolve));
+    const watching: typeof fetch = (input, init) =>
+      fetch(input, init).catch((error: unknown) => {
+        refused();
+        throw error;
+      });
+    const replica = await startReplica(url, [], 10_000, watching);
     const answer = track(replica, browserBatch(3));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await refusedOnce;
     const holder = await startStoreHolder([], Number(new URL(url).port));
     expect(await answer).toMatchObject({ status: 200, body: { itemsAccepted: 3 } });
     expect(await holder.collector.store.count()).toBe(3);

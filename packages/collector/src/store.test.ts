@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, expect, it, vi } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from './contracts.js';
 import { Journal } from './journal.js';
 import { packItems, RS, US } from './packed.js';
@@ -33,9 +33,7 @@ it('checkpoints its WAL once writes pause', async () => {
   await store.append(items(100));
   await store.flush();
   expect(walBytes(dataDir)).toBeGreaterThan(0);
-  const deadline = Date.now() + 5000;
-  while (walBytes(dataDir) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  expect(walBytes(dataDir)).toBe(0);
+  await vi.waitFor(() => expect(walBytes(dataDir)).toBe(0), { timeout: 5000, interval: 50 });
   expect(await store.count()).toBe(100);
   await store.close();
 });
@@ -127,7 +125,7 @@ it('loads every item exactly once while appends and loads overlap', async () => 
   const writers = Promise.all(Array.from({ length: 8 }, (_, seed) => writer(seed)));
   // Reads meanwhile load everything appended before them.
   for (let i = 0; i < 5; i++) {
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setImmediate(r)); // let the writers go on
     const before = appended;
     expect(await store.count()).toBeGreaterThanOrEqual(before);
   }
@@ -309,36 +307,42 @@ it('loads what a crash left in the journal when it opens, exactly once', async (
 it('loads journaled items once a row group is waiting, after a pause, or before any read', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
-  const until = async (done: () => boolean) => {
-    const deadline = Date.now() + 5000;
-    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    return done();
-  };
-  const never = 3_600_000;
-  const byRows = await openWritableStore(dataDir, { load: { rows: 30, idleMs: never, maxLagMs: never } });
-  await byRows.append(items(20));
-  expect(byRows.pending()).toBe(20);
-  await byRows.append(items(20));
-  // Whole row groups only: 30 of the 40, and the rest waits.
-  expect(await until(() => byRows.pending() === 10)).toBe(true);
-  await new Promise((r) => setTimeout(r, 200));
-  expect(byRows.pending()).toBe(10);
-  expect(await byRows.count()).toBe(40);
-  await byRows.close();
+  // The store's load timer and clock are faked: time passes only when the test says so.
+  vi.useFakeTimers({ toFake: ['setInterval', 'Date'] });
+  try {
+    const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+    const never = 3_600_000;
+    const byRows = await openWritableStore(dataDir, { load: { rows: 30, idleMs: never, maxLagMs: never } });
+    await byRows.append(items(20));
+    await elapse(60_000);
+    expect(byRows.pending()).toBe(20);
+    await byRows.append(items(20));
+    // Whole row groups only: 30 of the 40, and the rest waits (a minute of load ticks, none loads it).
+    await vi.waitFor(() => expect(byRows.pending()).toBe(10));
+    await elapse(60_000);
+    expect(byRows.pending()).toBe(10);
+    expect(await byRows.count()).toBe(40);
+    await byRows.close();
 
-  const byPause = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: 100, maxLagMs: never } });
-  await byPause.append(items(10));
-  expect(byPause.pending()).toBe(10);
-  expect(await until(() => byPause.pending() === 0)).toBe(true);
-  await byPause.close();
+    const byPause = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: 100, maxLagMs: never } });
+    await byPause.append(items(10));
+    expect(byPause.pending()).toBe(10);
+    await elapse(50);
+    expect(byPause.pending()).toBe(10);
+    await elapse(100);
+    await vi.waitFor(() => expect(byPause.pending()).toBe(0));
+    await byPause.close();
 
-  const byRead = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: never, maxLagMs: never } });
-  await byRead.append(items(7));
-  await new Promise((r) => setTimeout(r, 200));
-  expect(byRead.pending()).toBe(7);
-  expect(await byRead.count()).toBe(57);
-  expect(byRead.pending()).toBe(0);
-  await byRead.close();
+    const byRead = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: never, maxLagMs: never } });
+    await byRead.append(items(7));
+    await elapse(60_000);
+    expect(byRead.pending()).toBe(7);
+    expect(await byRead.count()).toBe(57);
+    expect(byRead.pending()).toBe(0);
+    await byRead.close();
+  } finally {
+    vi.useRealTimers();
+  }
 });
 
 /** Appends `rows` to a segment after any the store has seen, as a run the store never loaded would. */

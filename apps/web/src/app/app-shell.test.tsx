@@ -1,34 +1,35 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { renderToString } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
+import { markHome } from '../../first-render-plugin';
 import { App } from './app';
+import { firstRender } from './first-render';
 
 /**
- * index.html holds the app's first render of `/` (the session not known yet) as React renders it on a
- * server, so the browser paints it before any script has run and React adopts it (hydrateRoot). Adopting
- * needs the very same markup: a change to the layout, the home page or the public links that the HTML
- * misses fails here, with the markup to put there.
+ * The build puts the app's first render of `/` (the session not known yet) into index.html
+ * (first-render-plugin.ts), so the browser paints it before any script has run and React adopts it
+ * (hydrateRoot). Adopting needs the very same markup as the browser's own first render.
  */
-const indexHtml = readFileSync(join(import.meta.dirname, '../../index.html'), 'utf8');
-const root = /<div id="root">(.*)<\/div>\n/.exec(indexHtml)?.[1] ?? '';
-const HOME = /<!-- home -->(.*?)<!-- \/home -->/;
+describe('the first render the build puts into index.html', () => {
+  const markup = firstRender();
 
-describe('the first render in index.html', () => {
-  it('is the app’s render of the home page before the session is known, to the character', () => {
+  it('is the render of the home page the browser makes before the session is known, to the character', () => {
     // jsdom's address is `/`, and its storage holds no session hint.
     expect(window.location.pathname).toBe('/');
-    expect(root.replace(HOME, '$1')).toBe(renderToString(<App />));
+    expect(markup).toBe(renderToString(<App />));
+    expect(markup).toContain('<h1>Welcome to Gatehouse</h1>');
   });
 
   it('marks the home page’s part, which the server leaves out on every other path', () => {
-    const home = HOME.exec(root)?.[1] ?? '';
+    const root = markHome(markup);
+    const home = /<!-- home -->(.*?)<!-- \/home -->/.exec(root)?.[1] ?? '';
     expect(home).toContain('<h1>Welcome to Gatehouse</h1>');
-    expect(root.replace(HOME, '')).toContain('<main></main>');
+    // What the server sends on other paths (apps/server/src/app.ts): the header, and an empty <main>.
+    expect(root.replace(/<!-- home -->[\s\S]*?<!-- \/home -->/, '')).toContain('<main></main>');
+    expect(() => markHome('<div></div>')).toThrow('no <main> element');
   });
 
   it('shows neither a sign-in button nor a name: a signed-in reload never flashes the signed-out UI', () => {
-    expect(root).toContain('<div class="account" aria-busy="true"></div>');
-    expect(root).not.toMatch(/Sign in|data-testid="display-name"/);
+    expect(markup).toContain('<div class="account" aria-busy="true"></div>');
+    expect(markup).not.toMatch(/Sign in|data-testid="display-name"/);
   });
 });

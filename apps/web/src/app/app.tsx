@@ -52,11 +52,14 @@ export const navigation: NavLink[] = routes.flatMap(({ path, nav, access }) => {
   return nav ? [{ href: path, label: nav, ...(role ? { role } : {}) }] : [];
 });
 
-/** The one place features are composed: add a feature in its own folder and a row above. */
-export function App() {
+/**
+ * The one place features are composed: add a feature in its own folder and a row above. `ssrPath`: the
+ * address of a render made with no browser (the first render, made at build time: first-render.tsx).
+ */
+export function App({ ssrPath }: { ssrPath?: string } = {}) {
   return (
     <ErrorBoundary boundary="root">
-      <Router hook={useTimedLocation}>
+      <Router hook={useTimedLocation} {...(ssrPath === undefined ? {} : { ssrPath })}>
         <AuthProvider>
           <RouteTracking routes={routes} fallbackName="Not found" />
           <TelemetryUser />

@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from '@testing-library/react';
+import { render, screen } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { AuthProvider } from '../auth/auth-context';
 import type { AuthSession, AuthState } from '../auth/auth-state';
@@ -56,7 +56,7 @@ describe('the main navigation', () => {
 
   it('leaves out a role-bound link for signed-out visitors', async () => {
     renderFor({ status: 'signed-out' });
-    await waitFor(() => expect(screen.getByRole('button', { name: 'Sign in' })).toBeDefined());
+    await screen.findByRole('button', { name: 'Sign in' });
     expect(navLinks().map(([label]) => label)).toEqual(['Home', 'Profile']);
   });
 });

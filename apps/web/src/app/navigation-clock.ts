@@ -21,8 +21,14 @@ if (typeof window !== 'undefined') {
   });
 }
 
-/** wouter's browser location, with navigations timed: pass it as `<Router hook={...}>`. */
-export function useTimedLocation(): [string, typeof navigate] {
-  const [location] = useBrowserLocation();
+/**
+ * wouter's browser location, with navigations timed: pass it as `<Router hook={...}>`. wouter calls it
+ * with the router's options, whose `ssrPath` is the address of a render with no browser (the first
+ * render made at build time, first-render.tsx).
+ */
+export function useTimedLocation(options?: { ssrPath?: string | undefined }): [string, typeof navigate] {
+  const [location] = useBrowserLocation(
+    options?.ssrPath === undefined ? undefined : { ssrPath: options.ssrPath },
+  );
   return [location, navigate];
 }

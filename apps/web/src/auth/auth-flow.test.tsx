@@ -1,4 +1,4 @@
-import { render, screen, waitFor } from '@testing-library/react';
+import { act, render, screen, waitFor } from '@testing-library/react';
 import { StrictMode } from 'react';
 import { Router } from 'wouter';
 import { memoryLocation } from 'wouter/memory-location';
@@ -159,7 +159,13 @@ describe('CallbackPage', () => {
     });
     const location = renderWith(session, <CallbackPage />, '/callback');
     expect(await screen.findAllByRole('heading', { name: 'Sign-in failed' })).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The session changes once more after the failure is shown; act() runs every render and effect
+    // that follows before the checks.
+    await act(async () => {
+      state = { status: 'signed-out' };
+      listeners.forEach((listener) => listener());
+      await Promise.resolve();
+    });
     expect(screen.queryAllByRole('heading', { name: 'Sign-in failed' })).toHaveLength(1);
     expect(location.history).not.toContain('/');
   });
