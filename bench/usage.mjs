@@ -5,10 +5,14 @@
 // every range). Goals: overview p95 <= 100 ms; each analytics query p95 <= 200 ms. Short mode (to check
 // that it works): BENCH_USAGE_ITEMS=20000 BENCH_USAGE_RUNS=3. Needs the built package and its test
 // support (npm run build -w @gatehouse/collector && npm run build:testing -w @gatehouse/collector).
-// Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir.
+// Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir, unless
+// BENCH_USAGE_STORE_DIR names a data dir to keep: a store already there with BENCH_USAGE_ITEMS items is
+// timed again without loading. Long modes (issue 26): BENCH_USAGE_SCALE=10 (or 50) loads BENCH_USAGE_ITEMS
+// over HTTP, then makes the store's items that many times as many in DuckDB directly (scaleStore), e.g.
+// BENCH_USAGE_ITEMS=1000000 BENCH_USAGE_SCALE=10 BENCH_USAGE_STORE_DIR=/tmp/usage-10m for 10 M items.
 import http from 'node:http';
 import { jsonPoster } from './http-post.mjs';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -26,6 +30,8 @@ const USERS = Math.max(1, Math.round(SESSIONS / 4));
 const DAY = 86_400_000;
 const NOW = Date.now();
 const RANGES = ['1h', '24h', '7d', '30d'];
+const ORDER = process.env.BENCH_USAGE_ORDER ?? 'time';
+const SCALE = Number(process.env.BENCH_USAGE_SCALE ?? 1);
 
 // Deterministic: the same store on every run.
 let seed = 0x9e3779b9;
@@ -100,7 +106,10 @@ function session(n) {
     page: '/',
   };
   const count = Math.max(1, Math.round(ITEMS_PER_SESSION * 2 * random()));
-  let time = NOW - random() * 30 * DAY;
+  // A live site's items reach the collector seconds after they happen, so sessions arrive about in the
+  // order they start; BENCH_USAGE_ORDER=random sends them in random order over the 30 days instead (a
+  // backfill: the layout before issue 26, when no time range narrowed what a query reads).
+  let time = NOW - (ORDER === 'random' ? random() : 1 - (n + random()) / SESSIONS) * 30 * DAY;
   const out = [];
   for (let i = 0; i < count; i++) {
     const k = i === 0 ? 'pageview' : kind();
@@ -142,75 +151,149 @@ function session(n) {
   return out;
 }
 
+/**
+ * Makes the store's items `scale` times as many (the long modes: 10 M and 50 M items would take an hour and
+ * more over HTTP here). Copy k of each item gets its own session, user and operation ids (suffix `.k`, in
+ * the columns and in the envelope's text) and a time k × 7 s earlier, so there are `scale` times as many
+ * users and sessions with the same mix, over the same 30 days. Written day by day in time order, as the
+ * store's loads write it; the hourly rollup is dropped and recomputed when the store opens. The envelopes'
+ * bytes are near copies, so the bytes an item of a scaled store flatter zstd: the 1 M-item figure over HTTP
+ * is the one to quote.
+ */
+async function scaleStore(file, scale) {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const t0 = performance.now();
+  const instance = await DuckDBInstance.create(file);
+  const c = await instance.connect();
+  const suffix = (col) => `CASE WHEN ${col} IS NULL THEN NULL ELSE ${col} || '.' || k END`;
+  const envelope = `replace(replace(replace(envelope, '"' || session_id || '"', '"' || session_id || '.' || k || '"'),
+    '"' || user_id || '"', '"' || user_id || '.' || k || '"'), '"' || operation_id || '"', '"' || operation_id || '.' || k || '"')`;
+  const columns = (
+    await c.runAndReadAll(
+      "SELECT column_name FROM information_schema.columns WHERE table_name = 'items' ORDER BY ordinal_position",
+    )
+  )
+    .getRows()
+    .map(([n]) => String(n));
+  const copy = columns.map((col) =>
+    col === 'time'
+      ? `time - to_seconds(k * 7) AS time`
+      : ['session_id', 'user_id', 'auth_user_id', 'operation_id'].includes(col)
+        ? `${suffix(col)} AS ${col}`
+        : col === 'envelope'
+          ? `${envelope} AS envelope`
+          : col,
+  );
+  await c.run('CREATE TABLE items_base AS SELECT * FROM items');
+  await c.run('DELETE FROM items');
+  await c.run('DROP TABLE IF EXISTS usage_hourly');
+  await c.run('CHECKPOINT');
+  const [[first, last]] = (
+    await c.runAndReadAll('SELECT epoch_ms(min(time)), epoch_ms(max(time)) FROM items_base')
+  ).getRows();
+  for (let day = Number(first); day <= Number(last); day += DAY) {
+    await c.run(
+      `INSERT INTO items SELECT ${copy.join(', ')} FROM items_base, range(${scale}) r(k)
+       WHERE time >= epoch_ms(${day}::BIGINT) AND time < epoch_ms(${day + DAY}::BIGINT) ORDER BY 1`,
+    );
+  }
+  // The copies made with k = 0 are the originals, unchanged but for the `.0` suffix.
+  await c.run('DROP TABLE items_base');
+  await c.run('CHECKPOINT');
+  const [[count]] = (await c.runAndReadAll('SELECT count(*) FROM items')).getRows();
+  c.closeSync();
+  instance.closeSync();
+  console.info(
+    `scaled the store to ${Number(count).toLocaleString('en')} items in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
+  return Number(count);
+}
+
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 const fmt = (ms) => ms.toFixed(ms < 10 ? 1 : 0);
 
-const root = mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-usage-'));
+const KEEP = process.env.BENCH_USAGE_STORE_DIR;
+const root = KEEP ? path.resolve(KEEP) : mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-usage-'));
 let collector;
 let server;
 try {
   const dataDir = path.join(root, 'data');
-  collector = await createCollector({
-    dataDir,
-    instrumentationKeys: 'any',
-    allowedOrigins: [],
-    retentionDays: 0,
-    // 30 days of history, sent now: wider than the 48 h the collector takes by default.
-    timeWindow: { pastMs: 31 * DAY },
-    log: (level, message) => level !== 'info' && console.warn(`collector: ${message}`),
-  });
+  const kept = KEEP && existsSync(storeFile(dataDir));
+  const open = () =>
+    createCollector({
+      dataDir,
+      instrumentationKeys: 'any',
+      allowedOrigins: [],
+      retentionDays: 0,
+      // 30 days of history, sent now: wider than the 48 h the collector takes by default.
+      timeWindow: { pastMs: 31 * DAY },
+      log: (level, message) => level !== 'info' && console.warn(`collector: ${message}`),
+    });
+  collector = await open();
   server = http.createServer((req, res) => collector.handle(req, res));
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}/v2/track`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: SENDERS });
   const post = jsonPoster(url, agent);
 
-  // 1. Load, through the ingestion path: sessions in random order, each in SDK-sized batches.
-  console.info(
-    `usage bench: loading ${ITEMS.toLocaleString('en')} items (${SESSIONS.toLocaleString('en')} sessions, ~${USERS.toLocaleString('en')} users, 30 days) over HTTP…`,
-  );
-  const deadline = performance.now() + LOAD_SECONDS * 1000;
-  let sent = 0;
   let stored = 0;
-  let nextSession = 0;
-  let pending = [];
-  const nextBatch = () => {
-    while (pending.length < BATCH && sent + pending.length < ITEMS) pending.push(...session(nextSession++));
-    const batch = pending.splice(0, Math.min(BATCH, ITEMS - sent));
-    sent += batch.length;
-    return batch;
-  };
-  const t0 = performance.now();
-  const sender = async () => {
-    while (sent < ITEMS) {
-      if (performance.now() > deadline) throw new Error(`loading took longer than ${LOAD_SECONDS} s`);
-      const batch = nextBatch();
-      if (batch.length === 0) break;
-      for (;;) {
-        const { status, text } = await post(JSON.stringify(batch));
-        if (status === 200) {
-          stored += JSON.parse(text).itemsAccepted;
-          break;
+  if (kept) {
+    stored = await collector.store.count();
+    console.info(`usage bench: timing the kept store in ${dataDir} (${stored.toLocaleString('en')} items)`);
+  } else {
+    // 1. Load, through the ingestion path: sessions in the order they start, each in SDK-sized batches.
+    console.info(
+      `usage bench: loading ${ITEMS.toLocaleString('en')} items (${SESSIONS.toLocaleString('en')} sessions, ~${USERS.toLocaleString('en')} users, 30 days) over HTTP…`,
+    );
+    const deadline = performance.now() + LOAD_SECONDS * 1000;
+    let sent = 0;
+    let nextSession = 0;
+    let pending = [];
+    const nextBatch = () => {
+      while (pending.length < BATCH && sent + pending.length < ITEMS) pending.push(...session(nextSession++));
+      const batch = pending.splice(0, Math.min(BATCH, ITEMS - sent));
+      sent += batch.length;
+      return batch;
+    };
+    const t0 = performance.now();
+    const sender = async () => {
+      while (sent < ITEMS) {
+        if (performance.now() > deadline) throw new Error(`loading took longer than ${LOAD_SECONDS} s`);
+        const batch = nextBatch();
+        if (batch.length === 0) break;
+        for (;;) {
+          const { status, text } = await post(JSON.stringify(batch));
+          if (status === 200) {
+            stored += JSON.parse(text).itemsAccepted;
+            break;
+          }
+          if (status !== 429 && status !== 503)
+            throw new Error(`collector answered ${status}: ${text.slice(0, 200)}`);
+          await new Promise((r) => setTimeout(r, 200));
         }
-        if (status !== 429 && status !== 503)
-          throw new Error(`collector answered ${status}: ${text.slice(0, 200)}`);
-        await new Promise((r) => setTimeout(r, 200));
       }
-    }
-  };
-  await Promise.all(Array.from({ length: SENDERS }, sender));
-  agent.destroy();
-  const loadSeconds = (performance.now() - t0) / 1000;
-  console.info(
-    `loaded ${stored.toLocaleString('en')} items in ${loadSeconds.toFixed(0)} s (${Math.round(stored / loadSeconds).toLocaleString('en')} items/s)`,
-  );
+    };
+    await Promise.all(Array.from({ length: SENDERS }, sender));
+    agent.destroy();
+    const loadSeconds = (performance.now() - t0) / 1000;
+    console.info(
+      `loaded ${stored.toLocaleString('en')} items in ${loadSeconds.toFixed(0)} s (${Math.round(stored / loadSeconds).toLocaleString('en')} items/s)`,
+    );
+  }
+
+  // 1b. The long modes (BENCH_USAGE_SCALE): the loaded store's items SCALE times, built in DuckDB directly.
+  if (SCALE > 1 && stored < ITEMS * SCALE) {
+    await collector.close();
+    stored = await scaleStore(storeFile(dataDir), SCALE);
+    collector = await open(); // Computes the hourly rollup of the scaled items, as for an older store.
+  }
 
   // 2. Let the collector checkpoint its WAL in the quiet moment, as a live server would.
   const wal = () => statSync(`${storeFile(dataDir)}.wal`, { throwIfNoEntry: false })?.size ?? 0;
   const quiet = performance.now() + 30_000;
   while (wal() > 16 * 1024 * 1024 && performance.now() < quiet) await new Promise((r) => setTimeout(r, 500));
   console.info(
-    `store ${(statSync(storeFile(dataDir)).size / 1e6).toFixed(0)} MB, WAL ${(wal() / 1e6).toFixed(1)} MB`,
+    `store ${(statSync(storeFile(dataDir)).size / 1e6).toFixed(0)} MB (${Math.round(statSync(storeFile(dataDir)).size / Math.max(1, stored))} bytes an item), WAL ${(wal() / 1e6).toFixed(1)} MB`,
   );
 
   // 3. Time the queries.
@@ -298,5 +381,5 @@ try {
     await new Promise((resolve) => server.close(resolve));
   }
   await collector?.close();
-  rmSync(root, { recursive: true, force: true });
+  if (!KEEP) rmSync(root, { recursive: true, force: true });
 }

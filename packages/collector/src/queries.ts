@@ -34,8 +34,8 @@ export type {
 /**
  * The usage dashboard's queries over the collector's `items` table (docs/decisions/0004-collector-store.md):
  * parameterised SQL on the collector's own DuckDB instance. Every range query reads `time` ranges and the
- * typed columns only (DuckDB's zone maps on `time` skip what is outside), except where a sample envelope
- * is wanted (one per exception group).
+ * typed columns only (DuckDB's zone maps on `time` skip what is outside; loads write rows in time order),
+ * never the envelope; the overview and the charts of whole hours read the hourly rollup (ADR 0071).
  */
 
 const MINUTE = 60_000;
@@ -161,21 +161,57 @@ const change = (value: number, previous: number): number | null =>
 
 const FAILED_CALL = `type = 'dependency' AND success = false`;
 
+const HOUR_MS = 3_600_000;
+
+/**
+ * The items of [from, to) as rollup rows (store-rollup.ts): the whole hours from the hourly rollup, the
+ * parts of an hour at either end from the items themselves (each its own scan, pruned by its range), so
+ * the answer is the exact one over the items. `bind` adds a value and names it.
+ */
+function rollupRows(from: number, to: number, seg: string, bind: (value: DuckDBValue) => string): string {
+  let firstHour = Math.ceil(from / HOUR_MS) * HOUR_MS;
+  let lastHour = Math.floor(to / HOUR_MS) * HOUR_MS;
+  if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
+  const item = (a: number, b: number) => `SELECT user_id, auth_user_id, session_id,
+    (type = 'pageview')::BIGINT AS page_views, (type = 'exception')::BIGINT AS exceptions,
+    (${FAILED_CALL})::BIGINT AS failed_calls
+  FROM items WHERE time >= ${bind(ts(a))} AND time < ${bind(ts(b))}${seg}`;
+  const parts = [
+    `SELECT user_id, auth_user_id, session_id, page_views, exceptions, failed_calls FROM usage_hourly
+  WHERE hour >= ${bind(ts(firstHour))} AND hour < ${bind(ts(lastHour))}${seg}`,
+  ];
+  if (from < firstHour) parts.push(item(from, firstHour));
+  if (lastHour < to) parts.push(item(lastHour, to));
+  return parts.join('\nUNION ALL ');
+}
+
 // One aggregate per period (UNION ALL), so each scan prunes by its own time range: measured 58–71 ms
-// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items).
-const periodTotals = (from: string, to: string, seg: string) => `SELECT
+// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items). Since issue 26
+// over the hourly rollup, and the parts of an hour at the ends from the items (docs/performance/usage.md).
+const periodTotals = (rows: string) => `SELECT
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
   count(DISTINCT session_id)::DOUBLE AS sessions,
-  count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS page_views,
-  count(*) FILTER (WHERE type = 'exception')::DOUBLE AS exceptions,
-  count(*) FILTER (WHERE ${FAILED_CALL})::DOUBLE AS failed_calls
-FROM items WHERE time >= ${from} AND time < ${to}${seg}`;
-const overviewSql = (seg: string) => `SELECT true AS current, * FROM (${periodTotals('$2', '$3', seg)})
-UNION ALL SELECT false AS current, * FROM (${periodTotals('$1', '$2', seg)})`;
+  sum(page_views)::DOUBLE AS page_views,
+  sum(exceptions)::DOUBLE AS exceptions,
+  sum(failed_calls)::DOUBLE AS failed_calls
+FROM (${rows})`;
 
 // Distinct users and sessions per bucket from (bucket, user, session) groups first: ~78 ms against ~95 ms
-// for count(DISTINCT) straight over the rows (30 d, 1,000,000 items).
+// for count(DISTINCT) straight over the rows (30 d, 1,000,000 items). Buckets of whole hours (every range
+// but the last hour's) come from the hourly rollup, the same groups already summed.
+const timeseriesRollupSql = (seg: string) => `SELECT bucket::DOUBLE AS bucket,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT session_id)::DOUBLE AS sessions,
+  sum(page_views)::DOUBLE AS page_views,
+  sum(exceptions)::DOUBLE AS exceptions,
+  sum(failed_calls)::DOUBLE AS failed_calls
+FROM (
+  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
+    sum(page_views) AS page_views, sum(exceptions) AS exceptions, sum(failed_calls) AS failed_calls
+  FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}
+  GROUP BY ALL
+) GROUP BY bucket`;
 const timeseriesSql = (seg: string) => `SELECT bucket::DOUBLE AS bucket,
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT session_id)::DOUBLE AS sessions,
@@ -200,27 +236,20 @@ const pagesSql = (seg: string) => `SELECT
 FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
 GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
-// The sample stack lives only in the envelope, and reading that column is what costs (~300 ms over the
-// exceptions of 1,000,000 items): the groups name their latest row, and a second query fetches just those
-// rows by rowid (a point lookup each, ~2 ms).
+// The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
+// here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
+// 170–250 ms, and more once the envelope is compressed with zstd). arg_max_null: a latest row without
+// a stack gives none, as the envelope's did.
 const exceptionsSql = (seg: string) => `SELECT name AS type, message, top_frame,
   arg_max(problem_id, time) AS problem_id,
   count(*)::DOUBLE AS n,
   count(DISTINCT user_id)::DOUBLE AS users,
   epoch_ms(min(time))::DOUBLE AS first_ms,
   epoch_ms(max(time))::DOUBLE AS last_ms,
-  arg_max(rowid, time)::DOUBLE AS sample_row
+  arg_max_null(stack, time) AS stack
 FROM items WHERE type = 'exception' AND time >= $1 AND time < $2${seg}
 GROUP BY name, message, top_frame
 ORDER BY n DESC, last_ms DESC LIMIT ${LIST_LIMIT}`;
-
-const sampleSql = (count: number) =>
-  Array.from(
-    { length: count },
-    (_, i) => `SELECT rowid::DOUBLE AS row, type, name, message, top_frame,
-  json_extract_string(envelope, '$.data.baseData.exceptions[0].stack') AS stack
-FROM items WHERE rowid = $${i + 1}::BIGINT`,
-  ).join('\nUNION ALL ');
 
 const dependenciesSql = (seg: string) => `SELECT target, name,
   count(*)::DOUBLE AS n,
@@ -252,8 +281,13 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
     async overview(options) {
       const p = period(options);
       const length = p.to - p.from;
-      const values: DuckDBValue[] = [ts(p.from - length), ts(p.from), ts(p.to)];
-      const rows = await reader.read(overviewSql(segmentSql(options, values)), values);
+      // The segment's values first (bound once, named by both periods' scans), then the periods'.
+      const values: DuckDBValue[] = [];
+      const seg = segmentSql(options, values);
+      const bind = (value: DuckDBValue) => `$${values.push(value)}`;
+      const sql = `SELECT true AS current, * FROM (${periodTotals(rollupRows(p.from, p.to, seg, bind))})
+UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - length, p.from, seg, bind))})`;
+      const rows = await reader.read(sql, values);
       const current = rows.find((r) => r.current === true) ?? {};
       const before = rows.find((r) => r.current === false) ?? {};
       const tile = (key: string): Tile => {
@@ -278,7 +312,9 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
     async timeseries(options) {
       const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
       const values: DuckDBValue[] = [ts(from), ts(to), from, bucketMs];
-      const rows = await reader.read(timeseriesSql(segmentSql(options, values)), values);
+      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
+      const query = bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 ? timeseriesRollupSql : timeseriesSql;
+      const rows = await reader.read(query(segmentSql(options, values)), values);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];
       for (let i = 0; i < lengthMs / bucketMs; i++) {
@@ -315,39 +351,19 @@ export function createUsageQueries(reader: UsageReader): UsageQueries {
       const p = period(options);
       const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
       const groups = await reader.read(exceptionsSql(segmentSql(options, values)), values);
-      const rowids = groups.map((g) => num(g.sample_row));
-      // In two halves on two connections: the lookups are CPU-bound, one core each.
-      const half = Math.ceil(rowids.length / 2);
-      const samples = (
-        await Promise.all(
-          [rowids.slice(0, half), rowids.slice(half)]
-            .filter((part) => part.length > 0)
-            .map((part) => reader.read(sampleSql(part.length), part)),
-        )
-      ).flat();
-      const byRow = new Map(samples.map((s) => [num(s.row), s]));
       return {
         ...describePeriod(p),
-        exceptions: groups.map((r) => {
-          // The row is checked to still be this group's (rowids can move if items are pruned meanwhile).
-          const sample = byRow.get(num(r.sample_row));
-          const same =
-            sample?.type === 'exception' &&
-            sample.name === r.type &&
-            sample.message === r.message &&
-            sample.top_frame === r.top_frame;
-          return {
-            type: strOrNull(r.type),
-            message: strOrNull(r.message),
-            topFrame: strOrNull(r.top_frame),
-            problemId: strOrNull(r.problem_id),
-            count: num(r.n),
-            usersAffected: num(r.users),
-            firstSeen: iso(num(r.first_ms)),
-            lastSeen: iso(num(r.last_ms)),
-            sampleStack: same ? strOrNull(sample.stack) : null,
-          };
-        }),
+        exceptions: groups.map((r) => ({
+          type: strOrNull(r.type),
+          message: strOrNull(r.message),
+          topFrame: strOrNull(r.top_frame),
+          problemId: strOrNull(r.problem_id),
+          count: num(r.n),
+          usersAffected: num(r.users),
+          firstSeen: iso(num(r.first_ms)),
+          lastSeen: iso(num(r.last_ms)),
+          sampleStack: strOrNull(r.stack),
+        })),
       };
     },
 

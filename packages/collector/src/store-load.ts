@@ -5,6 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
 import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
+import { rollupInsertSql } from './store-rollup.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits
@@ -58,7 +59,7 @@ function insertRows(escaped: boolean): string {
   });
   // The derived columns after the row's own, computed from its type and envelope; by name, as a store
   // made before some columns has them in another order.
-  return `INSERT INTO items (${itemColumns.join(', ')}) SELECT *, ${derivedColumns.map(derivedSql).join(', ')}
+  return `INSERT INTO ${STAGE} (${itemColumns.join(', ')}) SELECT *, ${derivedColumns.map(derivedSql).join(', ')}
     FROM (
       SELECT ${cells.join(', ')}
       FROM (
@@ -68,6 +69,22 @@ function insertRows(escaped: boolean): string {
       )
     )`;
 }
+
+/**
+ * Where a load's rows wait until its transaction ends (ADR 0071): then they go into `items` in time
+ * order, so each row group holds a narrow span of time and a query's time range skips the others
+ * (DuckDB's zone maps), and their hourly rollup is added. A temporary table of the writer's connection,
+ * with the items' columns and constraints, so a row `items` would refuse is refused here, as a record.
+ */
+const STAGE = 'load_stage';
+const stageSql = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (${[...rowLayout, ...derivedColumns]
+  .map((c) => `${c.column} ${c.sql}`)
+  .join(', ')})`;
+const stageToItems = [
+  `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time`,
+  rollupInsertSql(STAGE),
+  `DELETE FROM ${STAGE}`,
+];
 
 /** How far the journal is in `items` already: each load moves it in its own transaction. */
 const journalSchema = `CREATE TABLE IF NOT EXISTS journal_position (segment BIGINT NOT NULL, byte_offset BIGINT NOT NULL);
@@ -133,6 +150,7 @@ export async function openJournalLoader(
   warn: (message: string) => void,
 ): Promise<JournalLoader> {
   await writer.run(journalSchema);
+  await writer.run(stageSql);
   const [segment, offset] = (
     await writer.runAndReadAll('SELECT segment, byte_offset FROM journal_position')
   ).getRows()[0] ?? [0, 0];
@@ -208,6 +226,7 @@ export async function openJournalLoader(
     await writer.run('BEGIN TRANSACTION');
     try {
       const position = await work();
+      for (const sql of stageToItems) await writer.run(sql);
       await writer.run('UPDATE journal_position SET segment = $1, byte_offset = $2', [
         position.segment,
         position.offset,

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import {
   DuckDBInstance,
@@ -18,6 +18,7 @@ import {
 } from './store-checkpoints.js';
 import { openJournalLoader } from './store-load.js';
 import { openReaders } from './store-readers.js';
+import { addRollup, eraseRollupSql, pruneRollupSql } from './store-rollup.js';
 
 export { rejectedFile } from './store-load.js';
 export type { PackedItems } from './packed.js';
@@ -93,6 +94,8 @@ export function storeFile(dataDir: string): string {
  * about 12 µs of CPU an item instead of 19). Loads under load wait for this many items.
  */
 export const ROW_GROUP_ROWS = 122_880;
+/** The storage format new store files are written in: the first with zstd for text columns. */
+export const STORAGE_VERSION = 'v1.2.0';
 /** How often the store looks whether journaled items are due to be loaded. */
 const LOAD_TICK_MS = 50;
 
@@ -199,10 +202,16 @@ export async function openWritableStore(
   const warn = options.warn ?? ((message: string) => console.warn(`[collector] ${message}`));
   mkdirSync(dataDir, { recursive: true });
   let instance: DuckDBInstance;
+  // A new store file is written in DuckDB's storage format 1.2, which has zstd for text (the envelope,
+  // ADR 0070); a file made before keeps the format it was made in, and opens as before.
+  const newFile = !existsSync(file);
   try {
     // DuckDB checkpoints when its WAL passes this size, rewriting the table's last (partial) row group
     // each time; at the default 16 MB that work dominates ingest (11k items/s against 55k at 256 MB).
-    instance = await DuckDBInstance.create(file, { checkpoint_threshold: '256MB' });
+    instance = await DuckDBInstance.create(file, {
+      checkpoint_threshold: '256MB',
+      storage_compatibility_version: STORAGE_VERSION,
+    });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     // DuckDB allows one process per file: a running server keeps it locked.
@@ -215,7 +224,7 @@ export async function openWritableStore(
   }
   const readers = openReaders(instance);
   const writer = await instance.connect();
-  await writer.run(itemsTableSql);
+  await writer.run(itemsTableSql(newFile));
   // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
   // accepts (lone surrogate escapes): such a load would fail again and again.
   const envelopeType = (
@@ -225,6 +234,7 @@ export async function openWritableStore(
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
+  await addRollup(writer);
   const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
   // prune's deletes in DuckDB's optimistic concurrency.
@@ -411,8 +421,17 @@ export async function openWritableStore(
     async prune(before) {
       await flush();
       return readers.with(async (c) => {
-        const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
-        return result.rowsChanged;
+        // The rollup in the same transaction: a reader sees both or neither.
+        await c.run('BEGIN TRANSACTION');
+        try {
+          const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
+          for (const sql of pruneRollupSql) await c.run(sql, [micros(before)]);
+          await c.run('COMMIT');
+          return result.rowsChanged;
+        } catch (error) {
+          await c.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
       });
     },
 
@@ -421,7 +440,16 @@ export async function openWritableStore(
       await journal.seal();
       await loadPending(true);
       const erased = await withWriter(async () => {
-        const result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
+        await writer.run('BEGIN TRANSACTION');
+        let result;
+        try {
+          result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
+          await writer.run(eraseRollupSql, [user]);
+          await writer.run('COMMIT');
+        } catch (error) {
+          await writer.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
         // Nor in the WAL; if a long export holds it off, the idle checkpoint does it shortly after.
         await writer.run('CHECKPOINT').catch((error: unknown) => {
           warn(`erasure: checkpoint deferred (${String(error)})`);
