@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createOpenApiDocument, errorBody } from '@gatehouse/api-contract';
+import { errorBody } from '@gatehouse/api-contract';
 import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
-import { createTokenVerifier, requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
+import { createApi } from './api.js';
+import { createTokenVerifier, type DpopPolicy } from './auth/bearer.js';
 import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
@@ -14,7 +15,7 @@ import { trustProxies } from './proxy-trust.js';
 import { Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
-import { createUsageRouter, type UsageSource } from './usage.js';
+import type { UsageSource } from './usage.js';
 
 export interface AppOptions {
   config: ServerConfig;
@@ -232,37 +233,16 @@ export function createApp(options: AppOptions) {
     next();
   });
   api.use(express.json({ limit: '100kb' }));
-  api.get('/me', requireAccessToken(verify, { dpop }), async (_req, res: Response<ApiUser>) => {
-    // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
-    const user = await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string);
-    res.json(user);
-  });
-  const openApiDocument = createOpenApiDocument();
-  api.get('/openapi.json', (_req, res) => {
-    res.json(openApiDocument);
-  });
-  const userIds = options.telemetryUserIds;
-  if (userIds) {
-    // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
-    api.get('/telemetry-user', requireAccessToken(verify, { dpop }), (_req, res) => {
-      const user = res.locals.user as ApiUser;
-      res.json({ id: userIds.idFor(user.issuer, user.sub) });
-    });
-  }
-  if (options.usage) {
-    const isVerifiedUser = (id: string | null) => userIds?.isVerified(id) ?? false;
-    api.use(
-      '/usage',
-      createUsageRouter({
-        verify,
-        queries: options.usage,
-        analytics: options.analytics,
-        source: options.usageSource,
-        isVerifiedUser,
-        dpop,
-      }),
-    );
-  }
+  api.use(
+    createApi({
+      verify,
+      dpop,
+      telemetryUserIds: options.telemetryUserIds,
+      usage: options.usage,
+      analytics: options.analytics,
+      usageSource: options.usageSource,
+    }),
+  );
   api.use((_req, res) => {
     res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));
   });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Access } from './access.js';
 import {
   customEventsSchema,
   experienceSchema,
@@ -26,9 +27,6 @@ import {
   userParams,
 } from './usage.js';
 
-/** Who may call an endpoint: anyone, any signed-in user, or a signed-in user with the admin role. */
-export type Access = 'public' | 'signed-in' | 'admin';
-
 /** One operation of the API: what it takes, what it answers, and which error statuses it may send. */
 export interface Endpoint {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -39,16 +37,21 @@ export interface Endpoint {
   access: Access;
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** A JSON request body (POST, PUT, PATCH), validated like the parameters. */
+  body?: z.ZodType;
   /** The 200 answer: a JSON body's schema, or another media type with a description. */
   response: z.ZodType | { mediaType: string; description: string };
   /** Error statuses beyond the ones its access brings (401, 403). */
   errors?: Partial<Record<400 | 404 | 503, string>>;
 }
 
+/** A table of endpoints: Gatehouse's (`endpoints` below), or a test's own. */
+export type Contract = Record<string, Endpoint>;
+
 /** An endpoint of the usage dashboard: admins only; its parameters may be refused (400). */
 const usage = <const E extends Omit<Endpoint, 'tag' | 'access'>>(endpoint: E) => ({
   tag: 'usage',
-  access: 'admin' as Access,
+  access: 'admin' as const,
   ...endpoint,
   errors: {
     400: 'A parameter is invalid; the message names each bad one',
@@ -202,16 +205,44 @@ export const endpoints = {
 
 export type Endpoints = typeof endpoints;
 export type EndpointName = keyof Endpoints;
+export type Method = Endpoint['method'];
 
-type Output<N extends EndpointName, K extends 'params' | 'query' | 'response', Else> = Endpoints[N] extends {
-  [P in K]: infer S extends z.ZodType;
-}
+type Part = 'params' | 'query' | 'body' | 'response';
+type Output<C, N extends keyof C, K extends Part, Else> = C[N] extends { [P in K]: infer S extends z.ZodType }
   ? z.output<S>
   : Else;
+type Input<C, N extends keyof C, K extends Part> = C[N] extends { [P in K]: infer S extends z.ZodType }
+  ? z.input<S>
+  : undefined;
 
 /** The body a 2xx answer of an endpoint carries (JSON endpoints only). */
-export type ResponseOf<N extends EndpointName> = Output<N, 'response', never>;
+export type ResponseOf<N extends keyof C, C = Endpoints> = Output<C, N, 'response', never>;
 /** An endpoint's path parameters, once validated. */
-export type ParamsOf<N extends EndpointName> = Output<N, 'params', Record<string, never>>;
+export type ParamsOf<N extends keyof C, C = Endpoints> = Output<C, N, 'params', Record<string, never>>;
 /** An endpoint's query, once validated (defaults filled in). */
-export type QueryOf<N extends EndpointName> = Output<N, 'query', Record<string, never>>;
+export type QueryOf<N extends keyof C, C = Endpoints> = Output<C, N, 'query', Record<string, never>>;
+/** An endpoint's JSON request body, once validated; undefined for an endpoint that takes none. */
+export type BodyOf<N extends keyof C, C = Endpoints> = Output<C, N, 'body', undefined>;
+
+/** The endpoint that answers this method at this path (`'/usage/sessions/{id}/timeline'`). */
+export type EndpointAt<M extends Method, P extends string, C = Endpoints> = {
+  [N in keyof C]: C[N] extends { method: M; path: P } ? N : never;
+}[keyof C];
+/** Every path with an endpoint for this method: what a typed client may ask. */
+export type PathsOf<M extends Method, C = Endpoints> = {
+  [N in keyof C]: C[N] extends { method: M; path: infer P extends string } ? P : never;
+}[keyof C];
+
+/**
+ * What a client sends to an endpoint, before the server validates it: the path parameters it must
+ * give, the query (optional keys where the schema has a default) and the body it must give.
+ */
+export type RequestOf<N extends keyof C, C = Endpoints> = (Input<C, N, 'params'> extends undefined
+  ? { params?: undefined }
+  : { params: Input<C, N, 'params'> }) & { query?: Input<C, N, 'query'> } & (Input<
+    C,
+    N,
+    'body'
+  > extends undefined
+    ? { body?: undefined }
+    : { body: Input<C, N, 'body'> });

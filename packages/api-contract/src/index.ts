@@ -1,11 +1,18 @@
+export { ADMIN_ROLE, mayAccess, roleFor } from './access.js';
+export type { Access } from './access.js';
 export { endpoints } from './endpoints.js';
 export type {
-  Access,
+  BodyOf,
+  Contract,
   Endpoint,
+  EndpointAt,
   EndpointName,
   Endpoints,
+  Method,
   ParamsOf,
+  PathsOf,
   QueryOf,
+  RequestOf,
   ResponseOf,
 } from './endpoints.js';
 export { errorBody, errorBodySchema, errorCodes, errorCodeSchema } from './errors.js';

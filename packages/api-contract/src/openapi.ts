@@ -67,6 +67,14 @@ function operation(endpoint: Endpoint) {
     summary: endpoint.summary,
     ...(endpoint.access === 'public' ? {} : { security: [{ bearer: [] }] }),
     parameters: [...parameters('path', endpoint.params), ...parameters('query', endpoint.query)],
+    ...(endpoint.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: inputSchema(endpoint.body) } },
+          },
+        }
+      : {}),
     responses: { '200': ok, ...errors },
   };
 }

@@ -1,3 +1,4 @@
+import { roleFor, type Access } from '@gatehouse/api-contract';
 import { lazy, Suspense, type ReactNode } from 'react';
 import { Route, Router, Switch } from 'wouter';
 import { AuthProvider } from '../auth/auth-context';
@@ -20,40 +21,36 @@ const SessionPage = lazy(() => import('../features/usage/session-page'));
 
 interface AppRoute extends NamedRoute {
   element: ReactNode;
-  /** Only for signed-in users: signed-out visitors go through sign-in and come back. */
-  signedIn?: boolean;
-  /** Only for signed-in users with this role. */
-  role?: string;
+  /**
+   * Who may open it, as the API's endpoints say it (the contract's rule: roleFor, mayAccess): signed-out
+   * visitors of a signed-in or admin page go through sign-in and come back; its link shows only to those
+   * who may open it.
+   */
+  access: Access;
   /** Its link's text in the main navigation (shown to whoever may open it), in the table's order. */
   nav?: string;
 }
 
 /** Every page, in one table: its path, the name its page views carry, and what it shows. */
 const routes: AppRoute[] = [
-  { path: '/', name: 'Home', element: <HomePage />, nav: 'Home' },
-  { path: '/profile', name: 'Profile', element: <ProfilePage />, signedIn: true, nav: 'Profile' },
-  { path: '/usage', name: 'Usage', element: <UsagePage />, signedIn: true, role: 'admin', nav: 'Usage' },
+  { path: '/', name: 'Home', element: <HomePage />, access: 'public', nav: 'Home' },
+  { path: '/profile', name: 'Profile', element: <ProfilePage />, access: 'signed-in', nav: 'Profile' },
+  { path: '/usage', name: 'Usage', element: <UsagePage />, access: 'admin', nav: 'Usage' },
   {
     path: '/diagnostics',
     name: 'Diagnostics',
     element: <DiagnosticsPage />,
-    signedIn: true,
-    role: 'admin',
+    access: 'admin',
     nav: 'Diagnostics',
   },
-  {
-    path: '/usage/sessions/:id',
-    name: 'Usage session',
-    element: <SessionPage />,
-    signedIn: true,
-    role: 'admin',
-  },
+  { path: '/usage/sessions/:id', name: 'Usage session', element: <SessionPage />, access: 'admin' },
 ];
 
 /** The main navigation: the routes that have a link, from the same table. */
-export const navigation: NavLink[] = routes.flatMap(({ path, nav, role }) =>
-  nav ? [{ href: path, label: nav, ...(role ? { role } : {}) }] : [],
-);
+export const navigation: NavLink[] = routes.flatMap(({ path, nav, access }) => {
+  const role = roleFor(access);
+  return nav ? [{ href: path, label: nav, ...(role ? { role } : {}) }] : [];
+});
 
 /**
  * The one place features are composed: add a feature in its own folder and a row above. `ssrPath`: the
@@ -71,10 +68,10 @@ export function App({ ssrPath }: { ssrPath?: string } = {}) {
               {routes.map((route) => (
                 <Route key={route.path} path={route.path}>
                   <RouteBoundary>
-                    {route.signedIn ? (
-                      <RequireAuth role={route.role}>{route.element}</RequireAuth>
-                    ) : (
+                    {route.access === 'public' ? (
                       route.element
+                    ) : (
+                      <RequireAuth role={roleFor(route.access)}>{route.element}</RequireAuth>
                     )}
                   </RouteBoundary>
                 </Route>

@@ -1,7 +1,6 @@
-import type { TelemetryUser } from '@gatehouse/api-contract';
 import { useEffect, useRef } from 'react';
 import { useAuth } from '../auth/auth-context';
-import { useApi } from '../auth/use-api';
+import { useApiClient } from '../auth/api-client';
 import { telemetry } from '../telemetry/telemetry';
 
 /**
@@ -10,7 +9,7 @@ import { telemetry } from '../telemetry/telemetry';
  */
 export function TelemetryUser() {
   const { state } = useAuth();
-  const api = useApi();
+  const call = useApiClient();
   const user = state.status === 'signed-in' ? `${state.user.issuer}\n${state.user.sub}` : null;
   const roles = state.status === 'signed-in' ? [...state.user.roles].sort().join(',') : '';
   const settled = state.status !== 'loading';
@@ -27,10 +26,10 @@ export function TelemetryUser() {
     wasSignedIn.current = true;
     // Without the id (the API failed) the visitor is reported as anonymous: telemetry never stands in the way.
     telemetry.identifyUser(
-      api<TelemetryUser>('/api/telemetry-user').then(({ id }) => id),
+      call('get', '/telemetry-user').then(({ id }) => id),
       roles ? roles.split(',') : [],
     );
-  }, [settled, user, roles, api]);
+  }, [settled, user, roles, call]);
 
   return null;
 }

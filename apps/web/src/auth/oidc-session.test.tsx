@@ -17,7 +17,8 @@ import { CallbackPage } from './callback-page';
 import type * as IdToken from './id-token';
 import * as IdTokenModule from './id-token';
 import { AuthError } from './auth-error';
-import { OidcSession, toAuthError } from './oidc-session';
+import { toAuthError } from './oidc-errors';
+import { OidcSession } from './oidc-session';
 
 vi.mock('./id-token', async (importOriginal) => ({
   ...(await importOriginal<typeof IdToken>()),

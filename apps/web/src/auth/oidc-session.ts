@@ -1,35 +1,19 @@
-import { readRoles } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
-import {
-  ErrorResponse,
-  InMemoryWebStorage,
-  OidcClient,
-  User,
-  WebStorageStateStore,
-  type OidcClientSettings,
-  type OidcMetadata,
-  type SigninResponse,
-} from 'oidc-client-ts';
+import { InMemoryWebStorage, User } from 'oidc-client-ts';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
-import { AuthError, providerErrorSentence } from './auth-error';
-import type {
-  AuthNotice,
-  AuthSession,
-  AuthState,
-  AuthUser,
-  CallbackResult,
-  SignOutOutcome,
-} from './auth-state';
-import { DpopKey, dpopOffered, type DpopStore } from './dpop';
+import { AuthError } from './auth-error';
+import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
+import { DpopKey, type DpopStore } from './dpop';
 import { IndexedDbKeyStore } from './dpop-store';
-import { JwksCache, validateIdToken } from './id-token';
+import { validateIdToken } from './id-token';
+import { isAuthorizationError, toAuthError } from './oidc-errors';
+import { ProviderClient } from './provider-client';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
-import { revokeRefreshToken } from './revocation';
+import { describeUser, isBound, userFrom } from './session-user';
 import { writeSessionHint } from './session-hint';
 import { TabSync, type TabMessage } from './tab-sync';
-import { isTransient, TokenRenewal } from './token-renewal';
-import { fetchUserInfo } from './userinfo';
+import { TokenRenewal } from './token-renewal';
 
 type OidcConfig = RuntimeConfig['oidc'];
 
@@ -42,8 +26,6 @@ const SESSION_ASK_MS = 150;
  * reported in this page's console.
  */
 const REVOCATION_GRACE_MS = 500;
-/** Where sign-in requests and the sign-out request wait for the provider's answer (this tab only). */
-const STATE_PREFIX = 'gatehouse.oidc.';
 /** Scopes the provider refused in this tab (`invalid_scope`) and sign-in does without. */
 const REFUSED_SCOPES_KEY = 'gatehouse.refused-scopes';
 
@@ -119,21 +101,16 @@ export class OidcSession implements AuthSession {
   private state: AuthState = { status: 'loading' };
   private readonly listeners = new Set<() => void>();
   private user: User | null = null;
-  private readonly client: OidcClient;
-  private readonly settings: OidcClientSettings;
-  /** The same client with DPoP on, made once discovery says the provider offers it (RFC 9449 5.1). */
-  private boundClient: OidcClient | undefined;
+  private readonly provider: ProviderClient;
   private readonly dpopKey: DpopKey | undefined;
   /** The deletion of the key at the last sign-out, awaited before the page leaves. */
   private keyRemoval: Promise<void> = Promise.resolve();
   /** The API's latest DPoP nonce (RFC 9449 9), sent in the next proofs. */
   private apiNonce: string | undefined;
   private readonly tokens: Storage;
-  private readonly jwks: JwksCache;
   private readonly sync: TabSync;
   private readonly renewal: TokenRenewal<User>;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
-  private discovery: Promise<Partial<OidcMetadata>> | undefined;
 
   constructor(
     private readonly config: OidcConfig,
@@ -141,32 +118,16 @@ export class OidcSession implements AuthSession {
   ) {
     this.tokens = config.tokenStore === 'memory' ? new InMemoryWebStorage() : env.sessionStorage;
     this.dpopKey = env.dpopStore ? new DpopKey(env.dpopStore, config.clientId) : undefined;
-    this.settings = {
-      authority: config.authority,
-      client_id: config.clientId,
-      redirect_uri: `${env.location.origin}/callback`,
-      post_logout_redirect_uri: `${env.location.origin}/`,
-      response_type: 'code',
-      scope: config.scope,
-      // Read here, beside the ID token's check rather than after it, and with a typed error (userinfo.ts).
-      loadUserInfo: false,
-      extraQueryParams: config.extraQueryParams,
-      // PKCE verifier and state live in this tab only, and only until the callback.
-      stateStore: new WebStorageStateStore({ store: env.sessionStorage, prefix: STATE_PREFIX }),
-      fetchRequestCredentials: 'omit',
-      requestTimeoutInSeconds: 10,
-      staleStateAgeInSeconds: 600,
-    };
-    this.client = new OidcClient(this.settings);
-    this.jwks = new JwksCache(async () => {
-      await this.metadata();
-      return this.client.metadataService.getKeysEndpoint(false);
-    });
+    this.provider = new ProviderClient(
+      config,
+      { origin: env.location.origin, sessionStorage: env.sessionStorage },
+      this.dpopKey,
+    );
     this.sync = new TabSync((message) => this.onTabMessage(message));
     this.renewal = new TokenRenewal<User>(
       {
         current: () => this.user,
-        refresh: (user) => this.refresh(user),
+        refresh: (user) => this.provider.refresh(user),
         renewed: (user) => {
           this.store(user);
           this.sync.post({ type: 'session', user: user.toStorageString() });
@@ -205,14 +166,7 @@ export class OidcSession implements AuthSession {
 
   /** Fetches discovery (once; a failure is tried again when it is next needed). */
   prefetchDiscovery(): void {
-    this.metadata().catch(() => undefined);
-  }
-
-  /** OpenID Connect Discovery 1.0, 4: fetched once per page, however many steps ask for it at once. */
-  private metadata(): Promise<Partial<OidcMetadata>> {
-    const discovery = (this.discovery ??= this.client.metadataService.getMetadata());
-    discovery.catch(() => (this.discovery = undefined));
-    return discovery;
+    this.provider.metadata().catch(() => undefined);
   }
 
   private onCallback(): boolean {
@@ -229,18 +183,20 @@ export class OidcSession implements AuthSession {
 
   async signIn(returnTo: string): Promise<void> {
     try {
-      await this.checkIssuer();
-      const metadata = await this.metadata();
+      await this.provider.checkIssuer();
+      const metadata = await this.provider.metadata();
       const scope = requestedScope(this.config.scope, metadata.scopes_supported, this.refusedScopes());
       // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
       // is ours (id-token.ts), with its own typed error.
       const nonce = randomToken();
-      const client = await this.tokenClient();
+      const client = await this.provider.tokenClient();
       const request = await client.createSigninRequest({
         request_type: 'si:r',
         scope,
         // RFC 9449 10: the code is bound to the key, so only this browser can redeem it.
-        ...(client === this.client || !this.dpopKey ? {} : { dpopJkt: await this.dpopKey.thumbprint() }),
+        ...(client === this.provider.client || !this.dpopKey
+          ? {}
+          : { dpopJkt: await this.dpopKey.thumbprint() }),
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
@@ -272,7 +228,7 @@ export class OidcSession implements AuthSession {
     try {
       let nonce: unknown;
       try {
-        const { state } = await this.client.readSigninResponseState(url);
+        const { state } = await this.provider.client.readSigninResponseState(url);
         const data = state.data as { returnTo?: unknown; scope?: unknown; nonce?: unknown } | undefined;
         nonce = data?.nonce;
         returnTo = safeReturnTo(data?.returnTo);
@@ -292,22 +248,22 @@ export class OidcSession implements AuthSession {
           'This sign-in response does not belong to a sign-in started by Gatehouse: its saved state has no nonce. Sign in again.',
         );
       }
-      await this.checkIssuer();
+      await this.provider.checkIssuer();
       // The keys come while the code is exchanged, so checking the ID token adds no round trip after it.
-      this.jwks.prefetch().catch(() => undefined);
-      const response = await (await this.tokenClient()).processSigninResponse(url);
+      this.provider.jwks.prefetch().catch(() => undefined);
+      const response = await (await this.provider.tokenClient()).processSigninResponse(url);
       if (!response.id_token) {
         throw new AuthError('id_token_invalid', 'The identity provider did not return an ID token.');
       }
       const [claims, userInfo] = await Promise.all([
-        validateIdToken(response.id_token, this.jwks, {
+        validateIdToken(response.id_token, this.provider.jwks, {
           issuer: this.config.authority,
           clientId: this.config.clientId,
           nonce,
         }),
-        this.userInfo(response),
+        this.provider.userInfo(response),
       ]);
-      const user = this.userFrom(response, claims.sub, userInfo);
+      const user = userFrom(response, claims.sub, userInfo);
       this.store(user);
       this.sync.post({ type: 'session', user: user.toStorageString() });
       return { ok: true, returnTo };
@@ -352,7 +308,7 @@ export class OidcSession implements AuthSession {
    */
   async signOut(): Promise<SignOutOutcome> {
     const user = this.user;
-    const cleared = this.clearPendingRequests();
+    const cleared = this.provider.clearPendingRequests();
     if (!user) {
       await cleared;
       if (this.state.status !== 'signed-out') this.setState({ status: 'signed-out' });
@@ -360,19 +316,19 @@ export class OidcSession implements AuthSession {
     }
     this.forget({ status: 'signing-out' });
     this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
-    const revocation = this.revoke(user);
+    const revocation = this.provider.revoke(user);
     // The key's deletion must finish before the page leaves for the provider, or IndexedDB drops it.
     await Promise.all([cleared, this.keyRemoval]);
     let endSession: string | undefined;
     try {
-      endSession = await this.client.metadataService.getEndSessionEndpoint();
+      endSession = await this.provider.client.metadataService.getEndSessionEndpoint();
     } catch {
       // The provider cannot be reached: the local session is gone, which is what the user asked for.
     }
     if (endSession) {
       await Promise.race([revocation, delay(REVOCATION_GRACE_MS)]);
       try {
-        const request = await this.client.createSignoutRequest({
+        const request = await this.provider.client.createSignoutRequest({
           ...(user.id_token === undefined ? {} : { id_token_hint: user.id_token }),
           client_id: this.config.clientId,
           state: { at: this.env.now() },
@@ -405,7 +361,7 @@ export class OidcSession implements AuthSession {
     const token = await this.getAccessToken();
     const user = this.user;
     if (!token || !user) return null;
-    if (!this.isBound(user) || !this.dpopKey) return { Authorization: `Bearer ${token}` };
+    if (!isBound(user) || !this.dpopKey) return { Authorization: `Bearer ${token}` };
     const proof = await this.dpopKey.proof({ ...request, accessToken: token, nonce: this.apiNonce });
     return { Authorization: `DPoP ${token}`, DPoP: proof };
   }
@@ -423,23 +379,6 @@ export class OidcSession implements AuthSession {
 
   // --- internals ---
 
-  /** Revokes the refresh token, if there is one and the provider has a revocation endpoint; never throws. */
-  private async revoke(user: User): Promise<void> {
-    if (!user.refresh_token) return;
-    try {
-      const endpoint = await this.client.metadataService.getRevocationEndpoint();
-      if (endpoint) await revokeRefreshToken(endpoint, this.config.clientId, user.refresh_token);
-    } catch (error) {
-      console.warn(`Gatehouse: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-
-  /** Forgets every sign-in or sign-out request this tab started and the provider has not answered. */
-  private async clearPendingRequests(): Promise<void> {
-    const { stateStore } = this.client.settings;
-    await Promise.all((await stateStore.getAllKeys()).map((key) => stateStore.remove(key)));
-  }
-
   /**
    * Back from the provider's end-session endpoint: its `state` answers our sign-out request, which is
    * then removed, and the parameter is taken out of the address bar and the history entry.
@@ -450,7 +389,7 @@ export class OidcSession implements AuthSession {
       return;
     }
     try {
-      await this.client.readSignoutResponseState(url.href, true);
+      await this.provider.client.readSignoutResponseState(url.href, true);
     } catch {
       // Not ours (used already, or made up): nothing to remove, but it leaves the address all the same.
     }
@@ -461,61 +400,6 @@ export class OidcSession implements AuthSession {
   private setState(state: AuthState): void {
     this.state = state;
     for (const listener of this.listeners) listener();
-  }
-
-  /** OpenID Connect Discovery 1.0, 4.3: the issuer in the document must equal the configured authority. */
-  private async checkIssuer(): Promise<void> {
-    const { issuer } = await this.metadata();
-    if (issuer !== this.config.authority) {
-      throw new AuthError(
-        'issuer_mismatch',
-        `The identity provider's discovery document names the issuer "${issuer}", not the configured authority "${this.config.authority}", so sign-in was stopped.`,
-      );
-    }
-  }
-
-  /** The UserInfo claims, when the provider has the endpoint and issued an access token. */
-  private async userInfo(response: SigninResponse): Promise<Record<string, unknown>> {
-    const endpoint = (await this.metadata()).userinfo_endpoint;
-    const sub = response.profile.sub;
-    if (!endpoint || !response.access_token || typeof sub !== 'string') return {};
-    const accessToken = response.access_token;
-    const key = this.dpopKey;
-    const bound = key && response.token_type.toLowerCase() === 'dpop';
-    return fetchUserInfo(
-      endpoint,
-      accessToken,
-      sub,
-      bound ? (request) => key.proof({ ...request, accessToken }) : undefined,
-    );
-  }
-
-  private isBound(user: Pick<User, 'token_type'>): boolean {
-    return user.token_type.toLowerCase() === 'dpop';
-  }
-
-  /**
-   * The client for token requests: with DPoP when the provider offers it and this browser can keep a
-   * key (oidc-client-ts then sends a proof with the code exchange and every refresh), else the plain one.
-   */
-  private async tokenClient(): Promise<OidcClient> {
-    const metadata = await this.metadata();
-    if (!this.dpopKey || !dpopOffered(metadata)) return this.client;
-    this.boundClient ??= new OidcClient({ ...this.settings, metadata, dpop: this.dpopKey.settings() });
-    return this.boundClient;
-  }
-
-  private userFrom(response: SigninResponse, sub: string, userInfo: Record<string, unknown> = {}): User {
-    return new User({
-      ...(response.id_token === undefined ? {} : { id_token: response.id_token }),
-      session_state: response.session_state,
-      access_token: response.access_token,
-      ...(response.refresh_token === undefined ? {} : { refresh_token: response.refresh_token }),
-      token_type: response.token_type,
-      ...(response.scope === undefined ? {} : { scope: response.scope }),
-      profile: { ...response.profile, ...userInfo, sub },
-      ...(response.expires_at === undefined ? {} : { expires_at: response.expires_at }),
-    });
   }
 
   private adopt(serialized: string): void {
@@ -534,7 +418,7 @@ export class OidcSession implements AuthSession {
     this.user = user;
     this.tokens.setItem(USER_KEY, user.toStorageString());
     this.renewal.schedule();
-    const described = this.describe(user);
+    const described = describeUser(user, this.config, this.renewal.renewsAt);
     // Only where the tokens themselves survive a reload: the memory store keeps nothing in storage.
     if (this.config.tokenStore === 'session') writeSessionHint(this.env.sessionStorage, described);
     this.setState({ status: 'signed-in', user: described });
@@ -544,7 +428,7 @@ export class OidcSession implements AuthSession {
   private forget(state: AuthState): void {
     this.renewal.stop();
     // Sign-out, here or in another tab, or an ended session: the key goes with the tokens bound to it.
-    if (this.user && this.isBound(this.user) && this.dpopKey) {
+    if (this.user && isBound(this.user) && this.dpopKey) {
       this.keyRemoval = this.dpopKey.remove().catch(() => undefined);
     }
     this.user = null;
@@ -552,20 +436,6 @@ export class OidcSession implements AuthSession {
     writeSessionHint(this.env.sessionStorage, null);
     this.setState(state);
     this.renewal.sessionChanged();
-  }
-
-  private describe(user: User): AuthUser {
-    const profile = user.profile as Record<string, unknown>;
-    const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
-    return {
-      issuer: this.config.authority,
-      sub: user.profile.sub,
-      name: text(profile.name) ?? text(profile.preferred_username) ?? text(profile.email) ?? user.profile.sub,
-      email: text(profile.email),
-      roles: readRoles(profile, this.config.rolesClaim),
-      expiresAt: user.expires_at ?? 0,
-      renewsAt: this.renewal.renewsAt,
-    };
   }
 
   private onTabMessage(message: TabMessage): void {
@@ -584,41 +454,6 @@ export class OidcSession implements AuthSession {
         break;
     }
   }
-
-  /** Spends the refresh token (OpenID Connect Core 12) and checks a new ID token as at sign-in (12.2). */
-  private async refresh(user: User): Promise<User> {
-    const client = this.isBound(user) ? await this.tokenClient() : this.client;
-    const response = await client.useRefreshToken({
-      state: {
-        refresh_token: user.refresh_token ?? '',
-        ...(user.id_token === undefined ? {} : { id_token: user.id_token }),
-        session_state: user.session_state,
-        ...(user.scope === undefined ? {} : { scope: user.scope }),
-        profile: user.profile,
-      },
-      timeoutInSeconds: 10,
-    });
-    const [, userInfo] = await Promise.all([
-      response.id_token && response.id_token !== user.id_token
-        ? validateIdToken(response.id_token, this.jwks, {
-            issuer: this.config.authority,
-            clientId: this.config.clientId,
-            subject: user.profile.sub,
-          })
-        : undefined,
-      this.userInfo(response),
-    ]);
-    return this.userFrom(
-      Object.assign(response, { refresh_token: response.refresh_token ?? user.refresh_token }),
-      user.profile.sub,
-      userInfo,
-    );
-  }
-}
-
-/** An error the provider answered the authorization request with (OpenID Connect Core 3.1.2.6). */
-function isAuthorizationError(error: unknown, code: string): boolean {
-  return error instanceof ErrorResponse && error.form === undefined && error.error === code;
 }
 
 function delay(ms: number): Promise<void> {
@@ -627,40 +462,4 @@ function delay(ms: number): Promise<void> {
 
 function randomToken(): string {
   return base64url.encode(crypto.getRandomValues(new Uint8Array(32)));
-}
-
-/** Maps whatever a step threw onto one sentence for the user, keeping the original as the cause. */
-export function toAuthError(error: unknown): AuthError {
-  if (error instanceof AuthError) return error;
-  if (error instanceof ErrorResponse) {
-    // oidc-client-ts attaches the request form to errors from the token endpoint only; any other
-    // error response is the provider's answer to the authorization request (Core 3.1.2.6).
-    const fromTokenEndpoint = error.form !== undefined;
-    if (!fromTokenEndpoint) {
-      return new AuthError('provider_error', providerErrorSentence(error.error ?? 'server_error'), {
-        cause: error,
-      });
-    }
-    return new AuthError(
-      'token_request_failed',
-      `The identity provider refused to issue tokens (${error.error}).`,
-      { cause: error },
-    );
-  }
-  if (isTransient(error)) {
-    return new AuthError(
-      'provider_unreachable',
-      'The identity provider could not be reached. Try again later.',
-      {
-        cause: error,
-      },
-    );
-  }
-  // Anything else oidc-client-ts throws is a plain Error: its own checks of the provider's answer (a
-  // token response that is not JSON, an ID token without `sub`), told apart by nothing but their text.
-  return new AuthError(
-    'response_invalid',
-    "The identity provider's answer could not be accepted, so sign-in was stopped. Try again; if it keeps happening, tell the provider's administrator.",
-    { cause: error },
-  );
 }

@@ -1,6 +1,5 @@
-import type { ApiUser } from '@gatehouse/api-contract';
 import { useState } from 'react';
-import { useApi } from '../../auth/use-api';
+import { useApiClient } from '../../auth/api-client';
 import { telemetry } from '../../telemetry/telemetry';
 
 /**
@@ -8,7 +7,7 @@ import { telemetry } from '../../telemetry/telemetry';
  * they can see it arrive in Application Insights (or the usage dashboard).
  */
 export default function DiagnosticsPage() {
-  const api = useApi();
+  const call = useApiClient();
   const [broken, setBroken] = useState(false);
   const [apiResult, setApiResult] = useState<string | null>(null);
 
@@ -42,7 +41,7 @@ export default function DiagnosticsPage() {
           type="button"
           className="button"
           onClick={() =>
-            void api<ApiUser>('/api/me').then(
+            void call('get', '/me').then(
               (me) => setApiResult(`The API answered for ${me.sub}.`),
               (error: unknown) => setApiResult(error instanceof Error ? error.message : String(error)),
             )

@@ -1,13 +1,12 @@
-import type { ApiUser } from '@gatehouse/api-contract';
 import { useAuth } from '../../auth/auth-context';
 import { SignInAgain } from '../../auth/sign-in-again';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
 
 export default function ProfilePage() {
   const { state } = useAuth();
-  const me = useApiQuery<ApiUser>('/api/me');
+  const me = useEndpoint('/me');
 
   if (state.status !== 'signed-in') return null;
   const { user } = state;

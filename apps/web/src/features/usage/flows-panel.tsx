@@ -1,9 +1,9 @@
 import { useState, type FormEvent } from 'react';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatCount } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import { usagePath, type Range, type UserFlows, type PanelScope } from './usage-api';
+import type { Range, PanelScope, Segment, UserFlows } from './usage-api';
 
 type FlowPaths = UserFlows['next1'];
 
@@ -41,19 +41,16 @@ function PathsTable({ caption, paths, testId }: { caption: string; paths: FlowPa
 
 function FlowsResult({
   range,
-  filter,
+  segment,
   page,
   every,
 }: {
   range: Range;
-  filter: string;
+  segment?: Segment | undefined;
   page: string;
   every?: number | undefined;
 }) {
-  const query = useApiQuery<UserFlows>(
-    `${usagePath('flows', range, filter)}&page=${encodeURIComponent(page)}`,
-    every,
-  );
+  const query = useEndpoint('/usage/flows', { query: { range, ...segment, page } }, every);
   return (
     <Panel title={`Around ${page}`} query={query} isEmpty={(data) => data.views === 0}>
       {(data) => (
@@ -75,7 +72,7 @@ function FlowsResult({
 }
 
 /** User flows: from a page the admin names, the most common pages one and two steps before and after it. */
-export function FlowsPanel({ range, filter = '', every }: PanelScope) {
+export function FlowsPanel({ range, segment, every }: PanelScope) {
   const [draft, setDraft] = useState('');
   const [asked, setAsked] = useState<string | null>(null);
   const submit = (event: FormEvent) => {
@@ -92,7 +89,7 @@ export function FlowsPanel({ range, filter = '', every }: PanelScope) {
           Show the flows
         </button>
       </form>
-      {asked && <FlowsResult range={range} filter={filter} page={asked} every={every} />}
+      {asked && <FlowsResult range={range} segment={segment} page={asked} every={every} />}
     </>
   );
 }

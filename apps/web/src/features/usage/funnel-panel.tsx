@@ -1,28 +1,27 @@
 import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@gatehouse/api-contract';
 import { useState, type FormEvent } from 'react';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import { usagePath, type Funnel, type Range, type PanelScope } from './usage-api';
-
-const funnelPath = (range: Range, filter: string, steps: Step[]) =>
-  `${usagePath('funnel', range, filter)}&${steps
-    .map((s) => `step=${encodeURIComponent(`${s.kind}:${s.name}`)}`)
-    .join('&')}` as const;
+import type { Range, PanelScope, Segment } from './usage-api';
 
 function FunnelResult({
   range,
-  filter,
+  segment,
   steps,
   every,
 }: {
   range: Range;
-  filter: string;
+  segment?: Segment | undefined;
   steps: Step[];
   every?: number | undefined;
 }) {
-  const query = useApiQuery<Funnel>(funnelPath(range, filter, steps), every);
+  const query = useEndpoint(
+    '/usage/funnel',
+    { query: { range, ...segment, step: steps.map((s) => `${s.kind}:${s.name}`) } },
+    every,
+  );
   return (
     <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
       {(data) => (
@@ -57,7 +56,7 @@ function FunnelResult({
  * A funnel the admin defines: 2 to 5 steps (FUNNEL_STEPS) (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
-export function FunnelPanel({ range, filter = '', every }: PanelScope) {
+export function FunnelPanel({ range, segment, every }: PanelScope) {
   const [draft, setDraft] = useState<Step[]>([
     { kind: 'page', name: '' },
     { kind: 'page', name: '' },
@@ -114,7 +113,7 @@ export function FunnelPanel({ range, filter = '', every }: PanelScope) {
           </button>
         </p>
       </form>
-      {asked && <FunnelResult range={range} filter={filter} steps={asked} every={every} />}
+      {asked && <FunnelResult range={range} segment={segment} steps={asked} every={every} />}
     </>
   );
 }

@@ -1,9 +1,9 @@
 import { useState } from 'react';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatCount, formatRate } from './format';
 import { Panel } from './panel';
 import { SegmentedChoice } from './segmented-choice';
-import { usagePath, type Retention, type RetentionUnit, type PanelScope } from './usage-api';
+import type { RetentionUnit, PanelScope } from './usage-api';
 
 const UNIT_LABELS: Record<RetentionUnit, string> = { day: 'By day', week: 'By week' };
 const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
@@ -16,9 +16,9 @@ const shade = (share: number) => `share-${Math.min(4, Math.floor(share * 5))}`;
  * period after it, each cell the share of the cohort seen again then. The table is the chart: its cells
  * are shaded by share, and it scrolls inside its own region when it is wider than the screen.
  */
-export function RetentionPanel({ range, filter = '', every }: PanelScope) {
+export function RetentionPanel({ range, segment, every }: PanelScope) {
   const [unit, setUnit] = useState<RetentionUnit>('day');
-  const query = useApiQuery<Retention>(`${usagePath('retention', range, filter)}&unit=${unit}`, every);
+  const query = useEndpoint('/usage/retention', { query: { range, ...segment, unit } }, every);
   const periods = query.status === 'ready' ? Math.max(0, query.data.cohorts.length - 1) : 0;
   return (
     <>

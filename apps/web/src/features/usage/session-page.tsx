@@ -1,9 +1,8 @@
 import { Link, useParams } from 'wouter';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatMs, formatTime } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { SessionTimeline } from './usage-api';
 import { UserLabel } from './user-label';
 
 /** The collector's item types, as a person would say them. */
@@ -23,7 +22,7 @@ export default function SessionPage() {
   // Route parameters arrive as they stand in the URL: decode once, encode once for the API.
   const { id: raw = '' } = useParams<{ id: string }>();
   const id = safeDecode(raw);
-  const timeline = useApiQuery<SessionTimeline>(`/api/usage/sessions/${encodeURIComponent(id)}/timeline`);
+  const timeline = useEndpoint('/usage/sessions/{id}/timeline', { params: { id } });
   return (
     <section className="page wide">
       <p>

@@ -2,7 +2,7 @@
  * What /api/usage answers: the types come from the API's one description (@gatehouse/api-contract), as
  * types only, so none of its schemas reach the browser's bundle.
  */
-import type { TileKey, UsageRange } from '@gatehouse/api-contract';
+import type { Segment, TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
   BrowserFamily,
@@ -56,17 +56,10 @@ const TILE_LABELS: Record<TileKey, string> = {
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
 
-/**
- * A usage endpoint's path for the page's range and segment (`filter`, segment-filter.tsx): every panel's
- * query starts so; its own parameters follow, each after `&`.
- */
-export const usagePath = (endpoint: string, range: UsageRange, filter = '') =>
-  `/api/usage/${endpoint}?range=${range}${filter}` as const;
-
 /** What every panel with its own query takes from the page: the range, the segment, the refresh. */
 export interface PanelScope {
   range: UsageRange;
-  /** The segment's query parameters, each after `&` (segment-filter.tsx); empty for everyone. */
-  filter?: string;
+  /** Who the figures are about (segment-filter.tsx); everyone when left out. */
+  segment?: Segment | undefined;
   every?: number | undefined;
 }

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Link, useSearchParams } from 'wouter';
-import { useApiQuery } from '../../auth/use-api';
+import { useEndpoint } from '../../auth/api-client';
 import { formatChange, formatCount, formatMs, formatRate, formatTime } from './format';
 import { ExperiencePanel } from './experience-panel';
 import { FlowsPanel } from './flows-panel';
@@ -14,20 +14,7 @@ import { SegmentedChoice } from './segmented-choice';
 import { StoreFullBanner } from './store-full-banner';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
-import {
-  RANGE_LABELS,
-  TILES,
-  usagePath,
-  type CustomEvents,
-  type Dependencies,
-  type Exceptions,
-  type Experience,
-  type Overview,
-  type Pages,
-  type Range,
-  type Sessions,
-  type Timeseries,
-} from './usage-api';
+import { RANGE_LABELS, TILES, type Overview, type Range } from './usage-api';
 
 const REFRESH_MS = 30_000;
 
@@ -40,15 +27,15 @@ export default function UsagePage() {
   const [params, setParams] = useSearchParams();
   const segment = segmentOf(params);
   const filter = segmentQuery(segment);
-  const at = (endpoint: string) => usagePath(endpoint, range, filter);
-  const overview = useApiQuery<Overview>(at('overview'), every);
-  const timeseries = useApiQuery<Timeseries>(at('timeseries'), every);
-  const pages = useApiQuery<Pages>(at('pages'), every);
-  const exceptions = useApiQuery<Exceptions>(at('exceptions'), every);
-  const dependencies = useApiQuery<Dependencies>(at('dependencies'), every);
-  const sessions = useApiQuery<Sessions>(`${at('sessions')}&limit=20`, every);
-  const experience = useApiQuery<Experience>(at('experience'), every);
-  const events = useApiQuery<CustomEvents>(at('events'), every);
+  const query = { range, ...segment };
+  const overview = useEndpoint('/usage/overview', { query }, every);
+  const timeseries = useEndpoint('/usage/timeseries', { query }, every);
+  const pages = useEndpoint('/usage/pages', { query }, every);
+  const exceptions = useEndpoint('/usage/exceptions', { query }, every);
+  const dependencies = useEndpoint('/usage/dependencies', { query }, every);
+  const sessions = useEndpoint('/usage/sessions', { query: { ...query, limit: '20' } }, every);
+  const experience = useEndpoint('/usage/experience', { query }, every);
+  const events = useEndpoint('/usage/events', { query }, every);
 
   return (
     <section className="page wide">
@@ -155,17 +142,17 @@ export default function UsagePage() {
 
       <section className="panel" aria-labelledby="funnels-heading">
         <h2 id="funnels-heading">Funnels</h2>
-        <FunnelPanel range={range} filter={filter} every={every} />
+        <FunnelPanel range={range} segment={segment} every={every} />
       </section>
 
       <section className="panel" aria-labelledby="retention-heading">
         <h2 id="retention-heading">Retention</h2>
-        <RetentionPanel range={range} filter={filter} every={every} />
+        <RetentionPanel range={range} segment={segment} every={every} />
       </section>
 
       <section className="panel" aria-labelledby="flows-heading">
         <h2 id="flows-heading">User flows</h2>
-        <FlowsPanel range={range} filter={filter} every={every} />
+        <FlowsPanel range={range} segment={segment} every={every} />
       </section>
 
       <Panel title="Exceptions" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>

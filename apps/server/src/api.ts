@@ -1,0 +1,49 @@
+import { createOpenApiDocument, endpoints } from '@gatehouse/api-contract';
+import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import type express from 'express';
+import { createApiRouter, type ApiHandlers, type ApiRouterOptions } from './api-router.js';
+import type { TokenVerifier } from './auth/bearer.js';
+import type { TelemetryUserIds } from './telemetry-user-id.js';
+import { usageHandlers, type UsageSource } from './usage.js';
+
+export interface ApiOptions extends ApiRouterOptions {
+  verify: TokenVerifier;
+  /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
+  telemetryUserIds?: TelemetryUserIds | undefined;
+  /** The usage dashboard's queries; without them /api/usage answers 404. */
+  usage?: UsageQueries | undefined;
+  analytics?: AnalyticsQueries | undefined;
+  usageSource?: UsageSource | undefined;
+}
+
+/**
+ * Every endpoint of /api and its handler, in one table: the contract (@gatehouse/api-contract) says
+ * what each takes and answers and who may call it; api-router.ts serves them all the one way. To add
+ * an endpoint: its entry in the contract's endpoints.ts, its handler here (or in its feature's file,
+ * spread in like usageHandlers). A contract endpoint left out here is a type error and a refusal to
+ * start.
+ */
+export function apiHandlers(options: ApiOptions): ApiHandlers {
+  const { verify, telemetryUserIds: userIds, usage } = options;
+  const openApiDocument = createOpenApiDocument();
+  return {
+    openapi: (_call, res) => void res.json(openApiDocument),
+    // Access tokens often lack name and email (Glewlwyd's, Entra's without optional claims): ask userinfo.
+    me: ({ caller }) => verify.withProfile(caller.user, caller.accessToken),
+    // Per session, from the token: the SPA never computes it, so it cannot be forged nor reversed there.
+    telemetryUser: userIds ? ({ caller: { user } }) => ({ id: userIds.idFor(user.issuer, user.sub) }) : null,
+    ...usageHandlers(
+      usage && {
+        queries: usage,
+        analytics: options.analytics,
+        source: options.usageSource,
+        isVerifiedUser: (id) => userIds?.isVerified(id) ?? false,
+      },
+    ),
+  };
+}
+
+/** The product API's routes (mounted at /api by app.ts). */
+export function createApi(options: ApiOptions): express.Router {
+  return createApiRouter(endpoints, apiHandlers(options), options);
+}
