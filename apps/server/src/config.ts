@@ -118,7 +118,7 @@ const envSchema = z
     ),
     GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
     TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
-    // Collector and HTTP limits (README, "Limits for operators"); 0 turns a rate limit or the quota off.
+    // Collector and HTTP limits (docs/configuration.md, "Limits for operators"); 0 turns a rate limit or the quota off.
     TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(0).default(5000),
     TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
     TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),

@@ -265,15 +265,18 @@ describe('the usage API', () => {
     const oneStep = await asAdmin('/api/usage/funnel?step=page:Home');
     expect(oneStep).toMatchObject({
       status: 400,
-      body: { message: 'step must be given at least twice (2 steps).' },
+      body: { message: 'step must be given at least 2 times.' },
     });
     expect((await asAdmin('/api/usage/funnel?step=Home&step=page:Profile')).body.message).toMatch(/^step\b/);
-    // The one user of beforeAll, first seen today: a cohort of one in today's row (the queries:
+    // The one user of beforeAll, first seen minutes ago: a cohort of one in that day's row (today's, or
+    // yesterday's just after midnight UTC), returning on no later day (the queries:
     // analytics-retention.test.ts, analytics-flows.test.ts).
     const retention = asDescribed('usageRetention', (await asAdmin('/api/usage/retention?range=7d')).body);
     expect(retention.unit).toBe('day');
-    expect(retention.cohorts.at(-1)).toMatchObject({ users: 1, returning: [] });
-    expect(retention.cohorts.reduce((sum, c) => sum + c.users, 0)).toBe(1);
+    const cohorts = retention.cohorts.filter((c) => c.users > 0);
+    expect(cohorts).toHaveLength(1);
+    expect(cohorts[0]?.users).toBe(1);
+    expect(cohorts[0]?.returning.filter((n) => n > 0)).toEqual([]);
     expect(asDescribed('usageRetention', (await asAdmin('/api/usage/retention?unit=week')).body).unit).toBe(
       'week',
     );

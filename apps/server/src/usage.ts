@@ -70,7 +70,7 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
       const timeline = await queries.sessionTimeline(id);
       return timeline && { ...timeline, verified: timeline.authenticated && isVerifiedUser(timeline.user) };
     },
-    // One user's items, for access and erasure requests (README: "Access and erasure requests"). Streamed
+    // One user's items, for access and erasure requests (docs/telemetry.md: "Access and erasure requests"). Streamed
     // as NDJSON: a failure before the first byte is an answer of its own (the router's), after it a cut.
     usageUserExport: async ({ params: { id: user } }, res) => {
       const items = queries.userItems(user);

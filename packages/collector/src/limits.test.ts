@@ -520,7 +520,7 @@ describe('memory under a flood', () => {
       `RSS ${mib(before)} MiB warm, ${mib(held)} MiB holding the bodies, peak ${mib(peak)} MiB (${mib(peak - before)} MiB over warm): ${count(400)} read and refused (400), ${count(503)} refused unread (503)`,
     );
     // Measured: 107 MiB over warm (233 MiB peak); without the cap 432 MiB (558 MiB), growing with the
-    // number of senders. README, "Limits for operators", states this bound.
+    // number of senders. docs/configuration.md, "Limits for operators", states this bound.
     expect(peak - before).toBeLessThan(192 * 1024 * 1024);
     // The default cap, 64 MiB counted at 2 MiB per 1 MiB body (buffer and text): 32 at once.
     expect(count(503)).toBeGreaterThan(0);

@@ -118,7 +118,7 @@ export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSin
     store,
     usage: {
       ...usage,
-      // The dashboard tells admins when nothing is stored any more (README, "Limits for operators").
+      // The dashboard tells admins when nothing is stored any more (docs/configuration.md, "Limits for operators").
       async overview(options) {
         const overview = await usage.overview(options);
         const since = quota?.fullSince;
