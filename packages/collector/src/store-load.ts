@@ -72,7 +72,7 @@ function insertRows(escaped: boolean): string {
 
 /**
  * Where a load's rows wait until its transaction ends (ADR 0071): then they go into `items` in time
- * order, so each row group holds a narrow span of time and a query's time range skips the others
+ * order (items of the same time in the order they arrived), so each row group holds a narrow span of time and a query's time range skips the others
  * (DuckDB's zone maps), and their hourly rollup is added. A temporary table of the writer's connection,
  * with the items' columns and constraints, so a row `items` would refuse is refused here, as a record.
  */
@@ -81,7 +81,7 @@ const stageSql = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (${[...rowLayout, ...
   .map((c) => `${c.column} ${c.sql}`)
   .join(', ')})`;
 const stageToItems = [
-  `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time`,
+  `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time, rowid`,
   rollupInsertSql(STAGE),
   `DELETE FROM ${STAGE}`,
 ];
