@@ -200,32 +200,28 @@ FROM (${rows})`;
 // Distinct users and sessions per bucket from (bucket, user, session) groups first: ~78 ms against ~95 ms
 // for count(DISTINCT) straight over the rows (30 d, 1,000,000 items). Buckets of whole hours (every range
 // but the last hour's) come from the hourly rollup, the same groups already summed.
-const timeseriesRollupSql = (seg: string) => `SELECT bucket::DOUBLE AS bucket,
+/** Each bucket's figures from its (bucket, user, session) groups, `groups` being their SELECT. */
+const bucketTotals = (groups: string) => `SELECT bucket::DOUBLE AS bucket,
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT session_id)::DOUBLE AS sessions,
   sum(page_views)::DOUBLE AS page_views,
   sum(exceptions)::DOUBLE AS exceptions,
   sum(failed_calls)::DOUBLE AS failed_calls
-FROM (
-  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
-    sum(page_views) AS page_views, sum(exceptions) AS exceptions, sum(failed_calls) AS failed_calls
-  FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}
+FROM (${groups}
   GROUP BY ALL
 ) GROUP BY bucket`;
-const timeseriesSql = (seg: string) => `SELECT bucket::DOUBLE AS bucket,
-  count(DISTINCT user_id)::DOUBLE AS users,
-  count(DISTINCT session_id)::DOUBLE AS sessions,
-  sum(page_views)::DOUBLE AS page_views,
-  sum(exceptions)::DOUBLE AS exceptions,
-  sum(failed_calls)::DOUBLE AS failed_calls
-FROM (
+const timeseriesRollupSql = (seg: string) =>
+  bucketTotals(`
+  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
+    sum(page_views) AS page_views, sum(exceptions) AS exceptions, sum(failed_calls) AS failed_calls
+  FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}`);
+const timeseriesSql = (seg: string) =>
+  bucketTotals(`
   SELECT (epoch_ms(time) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
     count(*) FILTER (WHERE type = 'pageview') AS page_views,
     count(*) FILTER (WHERE type = 'exception') AS exceptions,
     count(*) FILTER (WHERE ${FAILED_CALL}) AS failed_calls
-  FROM items WHERE time >= $1 AND time < $2${seg}
-  GROUP BY ALL
-) GROUP BY bucket`;
+  FROM items WHERE time >= $1 AND time < $2${seg}`);
 
 const pagesSql = (seg: string) => `SELECT
   coalesce(name, '') AS name,
