@@ -17,6 +17,7 @@ import {
   type UsageRange,
 } from '@gatehouse/api-contract';
 import type { Envelope, TelemetryStore } from './store.js';
+import { FAILED_CALL } from './store-rollup.js';
 
 // The API's own (one description of the usage API for the server, the SPA and these queries).
 export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
@@ -158,8 +159,6 @@ export function bucketedPeriod(options: UsageOptions = {}) {
 
 const change = (value: number, previous: number): number | null =>
   previous === 0 ? null : (value - previous) / previous;
-
-const FAILED_CALL = `type = 'dependency' AND success = false`;
 
 const HOUR_MS = 3_600_000;
 

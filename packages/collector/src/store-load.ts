@@ -72,8 +72,8 @@ function insertRows(escaped: boolean): string {
 
 /**
  * Where a load's rows wait until its transaction ends (ADR 0071): then they go into `items` in time
- * order (items of the same time in the order they arrived), so each row group holds a narrow span of time and a query's time range skips the others
- * (DuckDB's zone maps), and their hourly rollup is added. A temporary table of the writer's connection,
+ * order (items of the same time in the order they arrived), so each row group holds a narrow span of
+ * time and a query's time range skips the others (DuckDB's zone maps), and their hourly rollup is added. A temporary table of the writer's connection,
  * with the items' columns and constraints, so a row `items` would refuse is refused here, as a record.
  */
 const STAGE = 'load_stage';

@@ -15,6 +15,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 
 export const ROLLUP_TABLE = 'usage_hourly';
 
+/** A failed call, as the rollup counts it and the usage queries over the items do (queries.ts). */
+export const FAILED_CALL = `type = 'dependency' AND success = false`;
+
 /** The columns the rollup groups by, besides the hour; the segment's columns among them (segmentSql). */
 const KEYS = ['user_id', 'auth_user_id', 'session_id', 'browser', 'device_type', 'roles'] as const;
 
@@ -27,7 +30,7 @@ export const rollupTableSql = `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (hour 
 export const rollupInsertSql = (source: string, where = '') => `INSERT INTO ${ROLLUP_TABLE}
 SELECT date_trunc('hour', time) AS hour, ${KEYS.join(', ')},
   count(*), count(*) FILTER (WHERE type = 'pageview'), count(*) FILTER (WHERE type = 'exception'),
-  count(*) FILTER (WHERE type = 'dependency' AND success = false)
+  count(*) FILTER (WHERE ${FAILED_CALL})
 FROM ${source} ${where} GROUP BY ALL`;
 
 /**
