@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { endpoints, type UsageRange } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, Freshness, UsageQueries } from '@gatehouse/collector';
+import { endpoints } from '@gatehouse/api-contract';
+import type { AnalyticsQueries, Freshness, UsageOptions, UsageQueries } from '@gatehouse/collector';
 import type { ApiHandlers } from './api-router.js';
 
 /** Which store the dashboard's figures come from; the overview says so (and how fresh it is). */
@@ -32,7 +32,7 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
   }
   const { queries, analytics, isVerifiedUser = () => false, source = { kind: 'local' } } = options;
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
-  const verifiedCount = async (options: { range: UsageRange; now: number }) =>
+  const verifiedCount = async (options: UsageOptions) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
   /** The source, and for Log Analytics how fresh it is (a failure there leaves the figures standing). */
   const describeSource = async () => {
@@ -43,9 +43,14 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
   return {
     usageOverview: async ({ query }) => {
       const [overview, sourceInfo] = await Promise.all([queries.overview(query), describeSource()]);
+      // The overview's own periods: a range's ends at its `to`; a custom one is given by its bounds.
       const [value, previous] = await Promise.all([
-        verifiedCount({ ...query, now: Date.parse(overview.to) }),
-        verifiedCount({ ...query, now: Date.parse(overview.from) }),
+        verifiedCount(query.from ? query : { ...query, now: Date.parse(overview.to) }),
+        verifiedCount(
+          query.from
+            ? { ...query, from: overview.previousFrom, to: overview.from }
+            : { ...query, now: Date.parse(overview.from) },
+        ),
       ]);
       const change = previous === 0 ? null : (value - previous) / previous;
       return {

@@ -6,7 +6,14 @@ import {
   type FunnelStep,
   type FunnelStepKind,
 } from './funnel-rules.js';
-import { countSchema, periodFields, rangeQuery, segmentFields, timeSchema } from './usage.js';
+import {
+  checkPeriod,
+  countSchema,
+  periodFields,
+  periodQueryFields,
+  segmentFields,
+  timeSchema,
+} from './usage.js';
 
 /** The web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts), as metrics of these names. */
 export const webVitals = ['LCP', 'INP', 'CLS', 'FCP', 'TTFB'] as const;
@@ -97,23 +104,25 @@ const funnelStep = z
   });
 
 /** `?step=page:Home&step=event:Report exported`: 2 to 5 steps (FUNNEL_STEPS), in order. */
-export const funnelQuery = z.strictObject({
-  range: rangeQuery.shape.range,
-  ...segmentFields,
-  step: z
-    .union([funnelStep.transform((step) => [step]), z.array(funnelStep)], {
-      error: `must be page:<page name> or event:<event name>, given ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} times`,
-    })
-    .pipe(
-      z
-        .array(z.object({ kind: z.enum(funnelStepKinds), name: z.string() }))
-        .min(FUNNEL_STEPS.min, `must be given at least ${FUNNEL_STEPS.min} times`)
-        .max(FUNNEL_STEPS.max, `must be given at most ${FUNNEL_STEPS.max} times`),
-    )
-    .meta({
-      description: `A step, in order: page:<page view name> or event:<custom event name>; ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} of them`,
-    }),
-});
+export const funnelQuery = z
+  .strictObject({
+    ...periodQueryFields,
+    ...segmentFields,
+    step: z
+      .union([funnelStep.transform((step) => [step]), z.array(funnelStep)], {
+        error: `must be page:<page name> or event:<event name>, given ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} times`,
+      })
+      .pipe(
+        z
+          .array(z.object({ kind: z.enum(funnelStepKinds), name: z.string() }))
+          .min(FUNNEL_STEPS.min, `must be given at least ${FUNNEL_STEPS.min} times`)
+          .max(FUNNEL_STEPS.max, `must be given at most ${FUNNEL_STEPS.max} times`),
+      )
+      .meta({
+        description: `A step, in order: page:<page view name> or event:<custom event name>; ${FUNNEL_STEPS.min} to ${FUNNEL_STEPS.max} of them`,
+      }),
+  })
+  .superRefine(checkPeriod);
 
 export const funnelSchema = z
   .strictObject({
@@ -139,14 +148,16 @@ export const retentionUnits = ['day', 'week'] as const;
 export type RetentionUnit = (typeof retentionUnits)[number];
 
 /** `?range=30d&unit=week` */
-export const retentionQuery = z.strictObject({
-  range: rangeQuery.shape.range,
-  ...segmentFields,
-  unit: z
-    .enum(retentionUnits)
-    .default('day')
-    .meta({ description: 'The cohort period: a day or a week (UTC; weeks start on Monday)' }),
-});
+export const retentionQuery = z
+  .strictObject({
+    ...periodQueryFields,
+    ...segmentFields,
+    unit: z
+      .enum(retentionUnits)
+      .default('day')
+      .meta({ description: 'The cohort period: a day or a week (UTC; weeks start on Monday)' }),
+  })
+  .superRefine(checkPeriod);
 
 export const retentionSchema = z
   .strictObject({
@@ -171,11 +182,13 @@ export const retentionSchema = z
 const pageName = z.string().min(1, 'must name a page').max(512, 'must be at most 512 characters');
 
 /** `?range=7d&page=Home` */
-export const userFlowsQuery = z.strictObject({
-  range: rangeQuery.shape.range,
-  ...segmentFields,
-  page: pageName.meta({ description: 'The page (its page view’s name) the flows go from and to' }),
-});
+export const userFlowsQuery = z
+  .strictObject({
+    ...periodQueryFields,
+    ...segmentFields,
+    page: pageName.meta({ description: 'The page (its page view’s name) the flows go from and to' }),
+  })
+  .superRefine(checkPeriod);
 
 const flowPaths = z
   .array(

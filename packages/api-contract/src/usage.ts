@@ -56,27 +56,76 @@ export interface Segment {
   device?: DeviceType | undefined;
 }
 
-const rangeField = rangeSchema.default('24h').meta({
-  description:
-    'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets), 7 days (6-hour buckets) or 30 days (1-day buckets).',
-});
+/**
+ * The longest custom period, in days: the store keeps 90 days by default (TELEMETRY_RETENTION_DAYS), and a
+ * period of 90 whole days in the viewer's time zone may be an hour longer across a clock change; the
+ * slack keeps any such choice within it (docs/decisions/0083-custom-period.md).
+ */
+export const CUSTOM_PERIOD_MAX_DAYS = 92;
+const DAY_MS = 86_400_000;
 
-/** Query of the range-only endpoints; strict: an unknown parameter is a 400, not silently ignored. */
-export const rangeQuery = z.strictObject({ range: rangeField, ...segmentFields });
+/**
+ * The period of every usage endpoint: a preset `range`, or a custom `from` and `to` instead. Checked by
+ * `checkPeriod` (a refinement of each query that has these fields).
+ */
+export const periodQueryFields = {
+  range: rangeSchema.optional().meta({
+    description:
+      'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets, the default), 7 days (6-hour buckets) or 30 days (1-day buckets). Not with from and to.',
+  }),
+  from: time.optional().meta({
+    description: `Start of a custom period (inclusive), with to, instead of range; at most ${CUSTOM_PERIOD_MAX_DAYS} days before to. Buckets: 5 minutes up to 2 hours, 1 hour up to 2 days, 6 hours up to 14 days, else 1 day.`,
+  }),
+  to: time.optional().meta({ description: 'End of a custom period (exclusive), with from' }),
+};
 
-export const sessionsQuery = z.strictObject({
-  range: rangeField,
-  ...segmentFields,
-  limit: z
-    .string({ error: 'must be a whole number' })
-    .regex(/^\d{1,4}$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(
-      z.int().min(1, 'must be at least 1').max(SESSIONS_LIMIT.max, `must be at most ${SESSIONS_LIMIT.max}`),
-    )
-    .optional()
-    .meta({ description: `Most sessions to list (default ${SESSIONS_LIMIT.default})` }),
-});
+/** A custom period is both bounds or neither, never beside a range, forwards, and at most CUSTOM_PERIOD_MAX_DAYS long. */
+export function checkPeriod(
+  query: { range?: string | undefined; from?: string | undefined; to?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  const { range, from, to } = query;
+  if (from === undefined && to === undefined) return;
+  if (from === undefined || to === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [from === undefined ? 'from' : 'to'],
+      message: 'must be given with from and to both',
+    });
+    return;
+  }
+  if (range !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['range'], message: 'must not be given with from and to' });
+    return;
+  }
+  const length = Date.parse(to) - Date.parse(from);
+  if (length <= 0) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after from' });
+  else if (length > CUSTOM_PERIOD_MAX_DAYS * DAY_MS)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['to'],
+      message: `must be at most ${CUSTOM_PERIOD_MAX_DAYS} days after from`,
+    });
+}
+
+/** Query of the period-only endpoints; strict: an unknown parameter is a 400, not silently ignored. */
+export const rangeQuery = z.strictObject({ ...periodQueryFields, ...segmentFields }).superRefine(checkPeriod);
+
+export const sessionsQuery = z
+  .strictObject({
+    ...periodQueryFields,
+    ...segmentFields,
+    limit: z
+      .string({ error: 'must be a whole number' })
+      .regex(/^\d{1,4}$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(
+        z.int().min(1, 'must be at least 1').max(SESSIONS_LIMIT.max, `must be at most ${SESSIONS_LIMIT.max}`),
+      )
+      .optional()
+      .meta({ description: `Most sessions to list (default ${SESSIONS_LIMIT.default})` }),
+  })
+  .superRefine(checkPeriod);
 
 /** Endpoints with only path parameters take no query at all. */
 export const noQuery = z.strictObject({});
@@ -95,9 +144,9 @@ export const userParams = z.strictObject({
   }),
 });
 
-/** The period asked for: [from, to). */
+/** The period asked for: [from, to); `custom` for one given by its bounds. */
 const period = {
-  range: rangeSchema,
+  range: z.enum([...usageRanges, 'custom']),
   from: time.meta({ description: 'Start of the period (inclusive)' }),
   to: time.meta({ description: 'End of the period (exclusive)' }),
 };

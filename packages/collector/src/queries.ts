@@ -59,7 +59,13 @@ export const TIMELINE_LIMIT = 1000;
 export const SIGNED_IN_IDS_LIMIT = 100_000;
 
 export interface UsageOptions extends Segment {
-  range?: UsageRange;
+  range?: UsageRange | undefined;
+  /**
+   * A custom period [from, to) (ISO 8601) instead of a range: both or neither, checked by the API's
+   * contract (checkPeriod: forwards, at most CUSTOM_PERIOD_MAX_DAYS).
+   */
+  from?: string | undefined;
+  to?: string | undefined;
   /** The end of the period (epoch ms); default: now. For tests. */
   now?: number;
 }
@@ -131,7 +137,35 @@ export const numOrNull = (v: unknown): number | null =>
 const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
 export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-export function period(options: UsageOptions = {}): { range: UsageRange; from: number; to: number } {
+/** A custom period's bucket width, from its length: about 12 to 600 buckets a chart. */
+export function customBucketMs(lengthMs: number): number {
+  if (lengthMs <= 2 * HOUR) return 5 * MINUTE;
+  if (lengthMs <= 2 * DAY) return HOUR;
+  if (lengthMs <= 14 * DAY) return 6 * HOUR;
+  return DAY;
+}
+
+/** The custom period of the options, if they give one (epoch ms); else null. */
+function customPeriod(options: UsageOptions): { from: number; to: number } | null {
+  if (options.from === undefined || options.to === undefined) return null;
+  const from = Date.parse(options.from);
+  const to = Date.parse(options.to);
+  if (!(from < to)) throw new RangeError(`Not a period: ${options.from} to ${options.to}`);
+  return { from, to };
+}
+
+/**
+ * The period asked for, [from, to) in epoch ms: the custom one as given, or the range's length up to
+ * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
+ * from here (or from bucketedPeriod, for charts).
+ */
+export function period(options: UsageOptions = {}): {
+  range: UsageRange | 'custom';
+  from: number;
+  to: number;
+} {
+  const custom = customPeriod(options);
+  if (custom) return { range: 'custom', ...custom };
   const range = options.range ?? '24h';
   const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
   if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
@@ -139,17 +173,30 @@ export function period(options: UsageOptions = {}): { range: UsageRange; from: n
   return { range, from: to - spec.lengthMs, to };
 }
 
-export const describePeriod = (p: { range: UsageRange; from: number; to: number }): Period => ({
+export const describePeriod = (p: { range: UsageRange | 'custom'; from: number; to: number }): Period => ({
   range: p.range,
   from: iso(p.from),
   to: iso(p.to),
 });
 
 /**
- * A chart's period: buckets aligned to multiples of their width since the epoch (UTC), so charts of the
- * same range line up from one call to the next; the period ends at the end of the current bucket.
+ * A chart's period: for a range, buckets aligned to multiples of their width since the epoch (UTC), so
+ * charts of the same range line up from one call to the next, the period ending at the end of the
+ * current bucket; for a custom period, buckets from its start (a day's buckets start at the viewer's
+ * midnight), their width from its length, the last one cut at its end.
  */
-export function bucketedPeriod(options: UsageOptions = {}) {
+export function bucketedPeriod(options: UsageOptions = {}): {
+  range: UsageRange | 'custom';
+  lengthMs: number;
+  bucketMs: number;
+  from: number;
+  to: number;
+} {
+  const custom = customPeriod(options);
+  if (custom) {
+    const lengthMs = custom.to - custom.from;
+    return { range: 'custom', lengthMs, bucketMs: customBucketMs(lengthMs), ...custom };
+  }
   const range = options.range ?? '24h';
   const { lengthMs, bucketMs } = rangeSpecs[range];
   const now = options.now ?? Date.now();
@@ -307,8 +354,12 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
     async timeseries(options) {
       const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
       const values: DuckDBValue[] = [ts(from), ts(to), from, bucketMs];
-      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
-      const query = bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 ? timeseriesRollupSql : timeseriesSql;
+      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are; a custom
+      // period's are when it starts and ends on the hour).
+      const query =
+        bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 && to % HOUR_MS === 0
+          ? timeseriesRollupSql
+          : timeseriesSql;
       const rows = await reader.read(query(segmentSql(options, values)), values);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];
