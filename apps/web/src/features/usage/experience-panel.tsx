@@ -1,4 +1,5 @@
 import type { ApiQuery } from '../../auth/use-api';
+import { DownloadCsv } from './download-csv';
 import { formatCount, formatMs, formatRate } from './format';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
@@ -44,9 +45,15 @@ const isEmpty = (data: Experience) => data.pages.length === 0;
  * How fast the app feels to its users: the web vitals the browser reports, rated by Google's thresholds
  * at the 75th percentile (how Google rates a page), overall, per landing page, and over time.
  */
-export function ExperiencePanel({ query }: { query: ApiQuery<Experience> & { reload: () => void } }) {
+export function ExperiencePanel({
+  id,
+  query,
+}: {
+  id?: string | undefined;
+  query: ApiQuery<Experience> & { reload: () => void };
+}) {
   return (
-    <Panel title="Experience" query={query} isEmpty={isEmpty}>
+    <Panel id={id} title="Experience" query={query} isEmpty={isEmpty}>
       {(data) => {
         const points = data.trend.map((b) => ({ start: b.start, ...b.p75 }));
         return (
@@ -83,6 +90,17 @@ export function ExperiencePanel({ query }: { query: ApiQuery<Experience> & { rel
                 })}
               </tbody>
             </table>
+            <DownloadCsv
+              table="Web vitals"
+              period={data}
+              header={['Vital', 'p75', 'Rating', 'Page loads rated', 'Good', 'Needs improvement', 'Poor']}
+              rows={() =>
+                VITALS.map((vital) => {
+                  const v = data.overall[vital];
+                  return [vital, v?.p75, v?.rating, v?.count, v?.good, v?.needsImprovement, v?.poor];
+                })
+              }
+            />
             <h3>Per landing page</h3>
             <div className="table-scroll" role="region" aria-label="Web vitals per landing page" tabIndex={0}>
               <table data-testid="vitals-pages-table">
@@ -117,11 +135,23 @@ export function ExperiencePanel({ query }: { query: ApiQuery<Experience> & { rel
                 </tbody>
               </table>
             </div>
+            <DownloadCsv
+              table="Web vitals per landing page"
+              period={data}
+              header={['Page', ...VITALS.flatMap((vital) => [`${vital} p75`, `${vital} rating`])]}
+              rows={() =>
+                data.pages.map((row) => [
+                  row.page,
+                  ...VITALS.flatMap((vital) => [row.vitals[vital]?.p75, row.vitals[vital]?.rating]),
+                ])
+              }
+            />
             <div className="charts">
               <LineChart
                 title="p75 of LCP, FCP, TTFB and INP"
                 points={points}
                 format={formatMs}
+                download={{ table: 'p75 of LCP, FCP, TTFB and INP over time', period: data }}
                 series={[
                   { key: 'LCP', label: 'LCP', className: 's1' },
                   { key: 'FCP', label: 'FCP', className: 's2' },
@@ -133,6 +163,7 @@ export function ExperiencePanel({ query }: { query: ApiQuery<Experience> & { rel
                 title="p75 of CLS"
                 points={points}
                 format={(value) => value.toFixed(2)}
+                download={{ table: 'p75 of CLS over time', period: data }}
                 series={[{ key: 'CLS', label: 'CLS', className: 's1' }]}
               />
             </div>

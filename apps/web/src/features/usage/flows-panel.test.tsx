@@ -29,7 +29,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('FlowsPanel', () => {
   it('asks for the page typed and shows the paths before and after it, in the order visited', () => {
-    render(<FlowsPanel range="24h" />);
+    render(<FlowsPanel period={{ range: '24h' }} />);
     expect(asked).toEqual([]);
     fireEvent.change(screen.getByLabelText('Page'), { target: { value: ' Profile & more ' } });
     fireEvent.click(screen.getByRole('button', { name: 'Show the flows' }));

@@ -1,56 +1,75 @@
 import { useState, type FormEvent } from 'react';
 import { useEndpoint } from '../../auth/api-client';
+import { DownloadCsv } from './download-csv';
 import { formatCount } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { Range, PanelScope, Segment, UserFlows } from './usage-api';
+import type { PanelScope, Segment, UserFlows } from './usage-api';
 
 type FlowPaths = UserFlows['next1'];
 
-function PathsTable({ caption, paths, testId }: { caption: string; paths: FlowPaths; testId: string }) {
+function PathsTable({
+  caption,
+  paths,
+  testId,
+  period,
+}: {
+  caption: string;
+  paths: FlowPaths;
+  testId: string;
+  period: { from: string; to: string };
+}) {
   return (
-    <table data-testid={testId}>
-      <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Pages, in the order visited</th>
-          <th scope="col">Views</th>
-        </tr>
-      </thead>
-      <tbody>
-        {paths.length === 0 ? (
+    <div>
+      <table data-testid={testId}>
+        <caption>{caption}</caption>
+        <thead>
           <tr>
-            <td colSpan={2} className="muted">
-              None
-            </td>
+            <th scope="col">Pages, in the order visited</th>
+            <th scope="col">Views</th>
           </tr>
-        ) : (
-          paths.map((path) => (
-            <tr key={path.pages.join('\n')}>
-              <th scope="row">
-                <LongText text={path.pages.join(' → ')} />
-              </th>
-              <td>{formatCount(path.count)}</td>
+        </thead>
+        <tbody>
+          {paths.length === 0 ? (
+            <tr>
+              <td colSpan={2} className="muted">
+                None
+              </td>
             </tr>
-          ))
-        )}
-      </tbody>
-    </table>
+          ) : (
+            paths.map((path) => (
+              <tr key={path.pages.join('\n')}>
+                <th scope="row">
+                  <LongText text={path.pages.join(' → ')} />
+                </th>
+                <td>{formatCount(path.count)}</td>
+              </tr>
+            ))
+          )}
+        </tbody>
+      </table>
+      <DownloadCsv
+        table={`Flows, ${caption}`}
+        period={period}
+        header={['Pages, in the order visited', 'Views']}
+        rows={() => paths.map((path) => [path.pages.join(' → '), path.count])}
+      />
+    </div>
   );
 }
 
 function FlowsResult({
-  range,
+  period,
   segment,
   page,
   every,
 }: {
-  range: Range;
+  period: PanelScope['period'];
   segment?: Segment | undefined;
   page: string;
   every?: number | undefined;
 }) {
-  const query = useEndpoint('/usage/flows', { query: { range, ...segment, page } }, every);
+  const query = useEndpoint('/usage/flows', { query: { ...period, ...segment, page } }, every);
   return (
     <Panel title={`Around ${page}`} query={query} isEmpty={(data) => data.views === 0}>
       {(data) => (
@@ -60,10 +79,20 @@ function FlowsResult({
             {formatCount(data.exits)} ended one.
           </p>
           <div className="flows">
-            <PathsTable caption="Two pages before" paths={data.previous2} testId="flows-previous2" />
-            <PathsTable caption="The page before" paths={data.previous1} testId="flows-previous1" />
-            <PathsTable caption="The page after" paths={data.next1} testId="flows-next1" />
-            <PathsTable caption="Two pages after" paths={data.next2} testId="flows-next2" />
+            <PathsTable
+              caption="Two pages before"
+              paths={data.previous2}
+              testId="flows-previous2"
+              period={data}
+            />
+            <PathsTable
+              caption="The page before"
+              paths={data.previous1}
+              testId="flows-previous1"
+              period={data}
+            />
+            <PathsTable caption="The page after" paths={data.next1} testId="flows-next1" period={data} />
+            <PathsTable caption="Two pages after" paths={data.next2} testId="flows-next2" period={data} />
           </div>
         </>
       )}
@@ -72,7 +101,7 @@ function FlowsResult({
 }
 
 /** User flows: from a page the admin names, the most common pages one and two steps before and after it. */
-export function FlowsPanel({ range, segment, every }: PanelScope) {
+export function FlowsPanel({ period, segment, every }: PanelScope) {
   const [draft, setDraft] = useState('');
   const [asked, setAsked] = useState<string | null>(null);
   const submit = (event: FormEvent) => {
@@ -89,7 +118,7 @@ export function FlowsPanel({ range, segment, every }: PanelScope) {
           Show the flows
         </button>
       </form>
-      {asked && <FlowsResult range={range} segment={segment} page={asked} every={every} />}
+      {asked && <FlowsResult period={period} segment={segment} page={asked} every={every} />}
     </>
   );
 }

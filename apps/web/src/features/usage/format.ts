@@ -12,3 +12,24 @@ export function formatChange(change: number | null): string {
   if (change === 0) return 'no change';
   return `${change > 0 ? '+' : ''}${percent.format(change)}`;
 }
+
+const changeNumber = new Intl.NumberFormat(undefined, { maximumFractionDigits: 1 });
+/**
+ * A tile's change against the previous period as a signed percentage ("+12.5 %", "−3 %", "0 %"); "new"
+ * when there was nothing before and is something now, "—" when there was nothing either time.
+ */
+export function formatTileChange({ value, previous }: { value: number; previous: number }): string {
+  if (previous === 0) return value === 0 ? '—' : 'new';
+  const change = ((value - previous) / previous) * 100;
+  const size = changeNumber.format(Math.abs(change));
+  if (size === changeNumber.format(0)) return `${size} %`;
+  // U+2212, the minus sign, not a hyphen.
+  return `${change > 0 ? '+' : '\u2212'}${size} %`;
+}
+
+const withZone = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** The viewer's time zone, by name (`Europe/Berlin`), in which the page shows every time. */
+export const viewerTimeZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone;
+/** A period's bounds in the viewer's time zone, the zone named: "25 Nov 2026, 04:00 – 26 Nov 2026, 04:00 (Europe/Berlin)". */
+export const formatPeriod = (from: string, to: string) =>
+  `${withZone.format(new Date(from))} – ${withZone.format(new Date(to))} (${viewerTimeZone()})`;

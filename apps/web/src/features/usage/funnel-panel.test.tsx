@@ -22,7 +22,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('FunnelPanel', () => {
   it('asks for the steps as typed, in order, and shows users, drop-off and time per step', () => {
-    render(<FunnelPanel range="24h" />);
+    render(<FunnelPanel period={{ range: '24h' }} />);
     expect(asked).toEqual([]);
     fireEvent.change(screen.getByLabelText('Step 1 name'), { target: { value: ' Home ' } });
     fireEvent.change(screen.getByLabelText('Step 2 kind'), { target: { value: 'event' } });
@@ -37,7 +37,7 @@ describe('FunnelPanel', () => {
   });
 
   it('takes 2 to 5 steps', () => {
-    render(<FunnelPanel range="24h" />);
+    render(<FunnelPanel period={{ range: '24h' }} />);
     const add = screen.getByRole('button', { name: 'Add a step' });
     const remove = screen.getByRole('button', { name: 'Remove the last step' });
     expect((remove as HTMLButtonElement).disabled).toBe(true);

@@ -1,52 +1,70 @@
 import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@gatehouse/api-contract';
 import { useState, type FormEvent } from 'react';
 import { useEndpoint } from '../../auth/api-client';
+import { DownloadCsv } from './download-csv';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
-import type { Range, PanelScope, Segment } from './usage-api';
+import type { PanelScope, Segment } from './usage-api';
 
 function FunnelResult({
-  range,
+  period,
   segment,
   steps,
   every,
 }: {
-  range: Range;
+  period: PanelScope['period'];
   segment?: Segment | undefined;
   steps: Step[];
   every?: number | undefined;
 }) {
   const query = useEndpoint(
     '/usage/funnel',
-    { query: { range, ...segment, step: steps.map((s) => `${s.kind}:${s.name}`) } },
+    { query: { ...period, ...segment, step: steps.map((s) => `${s.kind}:${s.name}`) } },
     every,
   );
   return (
     <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
       {(data) => (
-        <table data-testid="funnel-table">
-          <thead>
-            <tr>
-              <th scope="col">Step</th>
-              <th scope="col">Users</th>
-              <th scope="col">Dropped</th>
-              <th scope="col">Median time from previous</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.steps.map((step, i) => (
-              <tr key={`${i}-${step.kind}-${step.name}`}>
-                <th scope="row">
-                  {i + 1}. {step.kind === 'page' ? 'Page' : 'Event'} <LongText text={step.name} />
-                </th>
-                <td>{formatCount(step.users)}</td>
-                <td>{i === 0 ? '—' : formatRate(step.dropOff)}</td>
-                <td>{formatMs(step.medianMsFromPrevious)}</td>
+        <>
+          <table data-testid="funnel-table">
+            <thead>
+              <tr>
+                <th scope="col">Step</th>
+                <th scope="col">Users</th>
+                <th scope="col">Dropped</th>
+                <th scope="col">Median time from previous</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {data.steps.map((step, i) => (
+                <tr key={`${i}-${step.kind}-${step.name}`}>
+                  <th scope="row">
+                    {i + 1}. {step.kind === 'page' ? 'Page' : 'Event'} <LongText text={step.name} />
+                  </th>
+                  <td>{formatCount(step.users)}</td>
+                  <td>{i === 0 ? '—' : formatRate(step.dropOff)}</td>
+                  <td>{formatMs(step.medianMsFromPrevious)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <DownloadCsv
+            table="Funnel"
+            period={data}
+            header={['Step', 'Kind', 'Name', 'Users', 'Dropped', 'Median ms from previous']}
+            rows={() =>
+              data.steps.map((step, i) => [
+                i + 1,
+                step.kind,
+                step.name,
+                step.users,
+                i === 0 ? null : step.dropOff,
+                step.medianMsFromPrevious,
+              ])
+            }
+          />
+        </>
       )}
     </Panel>
   );
@@ -56,7 +74,7 @@ function FunnelResult({
  * A funnel the admin defines: 2 to 5 steps (FUNNEL_STEPS) (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
-export function FunnelPanel({ range, segment, every }: PanelScope) {
+export function FunnelPanel({ period, segment, every }: PanelScope) {
   const [draft, setDraft] = useState<Step[]>([
     { kind: 'page', name: '' },
     { kind: 'page', name: '' },
@@ -113,7 +131,7 @@ export function FunnelPanel({ range, segment, every }: PanelScope) {
           </button>
         </p>
       </form>
-      {asked && <FunnelResult range={range} segment={segment} steps={asked} every={every} />}
+      {asked && <FunnelResult period={period} segment={segment} steps={asked} every={every} />}
     </>
   );
 }

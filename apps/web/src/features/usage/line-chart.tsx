@@ -1,3 +1,5 @@
+import { useCallback, useState } from 'react';
+import { DownloadCsv } from './download-csv';
 import { formatCount, formatTime } from './format';
 
 export interface Series<T> {
@@ -25,34 +27,110 @@ function runs<T>(points: T[], key: keyof T): [number, number][][] {
   return out;
 }
 
-const WIDTH = 640;
-const HEIGHT = 180;
+/** The picture's width before it is measured (and in tests): it is drawn at its element's width after. */
+const DEFAULT_WIDTH = 640;
 const PAD = 28;
 
 /**
- * A small line chart in SVG, with the same numbers as a table for keyboard and screen-reader users
- * (the picture itself is hidden from assistive technology).
+ * The width of the element in CSS pixels, kept up to date: the chart is drawn at 1:1, so its height is
+ * what it is given on any screen (a viewBox of fixed proportions would make it short on a phone and tall
+ * on a laptop) and its text is never scaled.
+ */
+function useWidth(): [(element: Element | null) => void, number] {
+  const [width, setWidth] = useState(DEFAULT_WIDTH);
+  const ref = useCallback((element: Element | null) => {
+    if (!element || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(([entry]) => {
+      const measured = Math.round(entry?.contentRect.width ?? 0);
+      if (measured > 0) setWidth(measured);
+    });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  return [ref, width];
+}
+
+/** A moment to mark on the chart (an annotation: a release, an incident), drawn as a vertical line. */
+export interface ChartMark {
+  at: string;
+  label: string;
+}
+
+/**
+ * A line chart in SVG, with the same numbers as a table (and its CSV) for keyboard and screen-reader
+ * users. The picture is an image named by its title and extent, focusable: the arrow keys step through
+ * its points, each read out below it.
  */
 export function LineChart<T extends { start: string }>({
   title,
   points,
   series,
   format = formatCount,
+  height = 180,
+  marks = [],
+  download,
 }: {
   title: string;
   points: T[];
   series: Series<T>[];
   /** How values read (ticks and table); default a count. */
   format?: (value: number) => string;
+  /** The picture's height in CSS pixels. */
+  height?: number;
+  /** Moments to mark, within the points' span. */
+  marks?: readonly ChartMark[];
+  /** The table's CSV download: its name and the period it covers. */
+  download?: { table: string; period: { from: string; to: string } } | undefined;
 }) {
+  const [active, setActive] = useState<number | null>(null);
+  const [measure, WIDTH] = useWidth();
+  // Never taller than half its width (a phone's chart stays a chart, not a column).
+  const HEIGHT = Math.min(height, Math.max(120, Math.round(WIDTH / 2)));
   const values = points.flatMap((point) => series.flatMap((s) => valueOf(point, s.key) ?? []));
   const max = Math.max(1, ...values);
   const x = (i: number) => PAD + (points.length < 2 ? 0 : (i * (WIDTH - 2 * PAD)) / (points.length - 1));
   const y = (v: number) => HEIGHT - PAD - (v / max) * (HEIGHT - 2 * PAD);
+  const first = points[0]?.start;
+  const last = points.at(-1)?.start;
+  const span = first && last ? Date.parse(last) - Date.parse(first) : 0;
+  const xAt = (iso: string) =>
+    first && span > 0 ? PAD + ((Date.parse(iso) - Date.parse(first)) / span) * (WIDTH - 2 * PAD) : PAD;
+  const describe = (point: T) =>
+    `${formatTime(point.start)}: ${series
+      .map(
+        (s) => `${s.label} ${valueOf(point, s.key) === null ? 'none' : format(valueOf(point, s.key) ?? 0)}`,
+      )
+      .join(', ')}`;
+  const name = `${title}, ${points.length} points${
+    first && last ? ` from ${formatTime(first)} to ${formatTime(last)}` : ''
+  }, highest ${format(Math.max(0, ...values))}. Arrow keys read each point.`;
+  const step = (key: string) => {
+    if (points.length === 0) return false;
+    const moves: Record<string, number> = {
+      ArrowRight: (active ?? -1) + 1,
+      ArrowLeft: (active ?? points.length) - 1,
+      Home: 0,
+      End: points.length - 1,
+    };
+    const next = moves[key];
+    if (next === undefined) return false;
+    setActive(Math.min(points.length - 1, Math.max(0, next)));
+    return true;
+  };
+  const activePoint = active === null ? undefined : points[active];
   return (
-    <figure className="chart">
+    <figure className="chart" ref={measure}>
       <figcaption>{title}</figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} aria-hidden="true" focusable="false">
+      <svg
+        viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+        role="img"
+        aria-label={name}
+        tabIndex={0}
+        onKeyDown={(event) => {
+          if (step(event.key)) event.preventDefault();
+        }}
+        onBlur={() => setActive(null)}
+      >
         <line x1={PAD} y1={HEIGHT - PAD} x2={WIDTH - PAD} y2={HEIGHT - PAD} className="axis" />
         <text x={4} y={PAD} className="tick">
           {format(max)}
@@ -60,6 +138,28 @@ export function LineChart<T extends { start: string }>({
         <text x={4} y={HEIGHT - PAD} className="tick">
           0
         </text>
+        {first && last && (
+          <>
+            <text x={PAD} y={HEIGHT - 8} className="tick">
+              {formatTime(first)}
+            </text>
+            <text x={WIDTH - PAD} y={HEIGHT - 8} className="tick end">
+              {formatTime(last)}
+            </text>
+          </>
+        )}
+        {marks.map((mark) => (
+          <line
+            key={`${mark.at}-${mark.label}`}
+            x1={xAt(mark.at)}
+            x2={xAt(mark.at)}
+            y1={PAD}
+            y2={HEIGHT - PAD}
+            className="mark"
+          >
+            <title>{mark.label}</title>
+          </line>
+        ))}
         {series.flatMap((s) =>
           runs(points, s.key).map((run) => (
             <polyline
@@ -69,7 +169,13 @@ export function LineChart<T extends { start: string }>({
             />
           )),
         )}
+        {active !== null && (
+          <line x1={x(active)} x2={x(active)} y1={PAD} y2={HEIGHT - PAD} className="cursor" />
+        )}
       </svg>
+      <p className="chart-readout muted" aria-live="polite">
+        {activePoint ? describe(activePoint) : '\u00a0'}
+      </p>
       <ul className="legend">
         {series.map((s) => (
           <li key={s.key} className={s.className}>
@@ -103,6 +209,14 @@ export function LineChart<T extends { start: string }>({
             ))}
           </tbody>
         </table>
+        {download && (
+          <DownloadCsv
+            table={download.table}
+            period={download.period}
+            header={['From', ...series.map((s) => s.label)]}
+            rows={() => points.map((point) => [point.start, ...series.map((s) => valueOf(point, s.key))])}
+          />
+        )}
       </details>
     </figure>
   );

@@ -131,7 +131,7 @@ describe('Panel', () => {
 });
 
 describe('LineChart', () => {
-  it('has the same numbers as a table, and hides the picture from assistive technology', () => {
+  it('has the same numbers as a table, and is a focusable image named by its title and extent', () => {
     const { container } = render(
       <LineChart
         title="Page views"
@@ -142,13 +142,43 @@ describe('LineChart', () => {
         series={[{ key: 'pageViews', label: 'Page views', className: 's1' }]}
       />,
     );
-    expect(container.querySelector('svg')?.getAttribute('aria-hidden')).toBe('true');
+    const image = screen.getByRole('img');
+    expect(image.getAttribute('tabindex')).toBe('0');
+    expect(image.getAttribute('aria-label')).toMatch(/^Page views, 2 points from .+ to .+, highest 1,234\./);
     const table = screen.getByRole('table');
     const cells = within(table)
       .getAllByRole('row')
       .map((row) => row.lastElementChild?.textContent);
     expect(cells).toEqual(['Page views', '3', '1,234']);
     expect(container.querySelectorAll('polyline')).toHaveLength(1);
+  });
+
+  it('reads its points one by one with the arrow keys, and draws the marks it is given', () => {
+    const { container } = render(
+      <LineChart
+        title="Users"
+        points={[
+          { start: '2026-11-21T10:00:00Z', users: 3 },
+          { start: '2026-11-21T11:00:00Z', users: 5 },
+        ]}
+        marks={[{ at: '2026-11-21T10:30:00Z', label: 'Release 1.2' }]}
+        series={[{ key: 'users', label: 'Users', className: 's1' }]}
+      />,
+    );
+    const image = screen.getByRole('img');
+    const readout = container.querySelector('[aria-live="polite"]');
+    fireEvent.keyDown(image, { key: 'ArrowRight' });
+    expect(readout?.textContent).toMatch(/: Users 3$/);
+    fireEvent.keyDown(image, { key: 'ArrowRight' });
+    expect(readout?.textContent).toMatch(/: Users 5$/);
+    fireEvent.keyDown(image, { key: 'ArrowRight' });
+    expect(readout?.textContent).toMatch(/: Users 5$/);
+    fireEvent.keyDown(image, { key: 'Home' });
+    expect(readout?.textContent).toMatch(/: Users 3$/);
+    // The mark sits halfway between the two points.
+    const mark = container.querySelector('line.mark');
+    expect(mark?.textContent).toBe('Release 1.2');
+    expect(mark?.getAttribute('x1')).toBe(String((28 + 640 - 28) / 2));
   });
 
   it('leaves a gap where nothing was measured, rather than drawing a zero', () => {

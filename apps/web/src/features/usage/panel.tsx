@@ -5,20 +5,32 @@ import { ApiError, type ApiQuery } from '../../auth/use-api';
 /** A dashboard section with its loading, empty and error states. */
 export function Panel<T>({
   title,
+  id,
+  level = 2,
+  titleHidden = false,
   query,
   isEmpty,
   children,
 }: {
   title: string;
+  /** The section's id, for a link to it (`#errors`). */
+  id?: string | undefined;
+  /** Its heading's level: 2 for a section of the page, more within one. */
+  level?: 2 | 3 | 4;
+  /** A heading for assistive technology only, where the content says what it is. */
+  titleHidden?: boolean;
   query: ApiQuery<T> & { reload: () => void };
   isEmpty: (data: T) => boolean;
   children: (data: T) => ReactNode;
 }) {
   // An id of its own: `aria-labelledby` reads a list of ids, so a title with spaces cannot be one.
   const headingId = useId();
+  const Heading = `h${level}` as const;
   return (
-    <section className="panel" aria-labelledby={headingId} aria-busy={query.status === 'loading'}>
-      <h2 id={headingId}>{title}</h2>
+    <section id={id} className="panel" aria-labelledby={headingId} aria-busy={query.status === 'loading'}>
+      <Heading id={headingId} className={titleHidden ? 'visually-hidden' : undefined}>
+        {title}
+      </Heading>
       {query.status === 'loading' && <p className="muted">Loading…</p>}
       {query.status === 'failed' &&
         query.error instanceof ApiError &&

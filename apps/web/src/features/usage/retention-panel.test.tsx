@@ -24,7 +24,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('RetentionPanel', () => {
   it('shows each cohort’s size and the share seen again in each following period, shaded by share', () => {
-    render(<RetentionPanel range="7d" />);
+    render(<RetentionPanel period={{ range: '7d' }} />);
     expect(asked.at(-1)).toBe('/api/usage/retention?range=7d&unit=day');
     const table = screen.getByTestId('retention-table');
     const [head, first, empty, last] = within(table).getAllByRole('row');
@@ -53,7 +53,7 @@ describe('RetentionPanel', () => {
   });
 
   it('asks for weekly cohorts when chosen', () => {
-    render(<RetentionPanel range="30d" />);
+    render(<RetentionPanel period={{ range: '30d' }} />);
     fireEvent.click(screen.getByLabelText('By week'));
     expect(asked.at(-1)).toBe('/api/usage/retention?range=30d&unit=week');
   });

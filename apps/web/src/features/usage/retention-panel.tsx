@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useEndpoint } from '../../auth/api-client';
+import { DownloadCsv } from './download-csv';
 import { formatCount, formatRate } from './format';
 import { Panel } from './panel';
 import { SegmentedChoice } from './segmented-choice';
@@ -16,9 +17,9 @@ const shade = (share: number) => `share-${Math.min(4, Math.floor(share * 5))}`;
  * period after it, each cell the share of the cohort seen again then. The table is the chart: its cells
  * are shaded by share, and it scrolls inside its own region when it is wider than the screen.
  */
-export function RetentionPanel({ range, segment, every }: PanelScope) {
+export function RetentionPanel({ period, segment, every }: PanelScope) {
   const [unit, setUnit] = useState<RetentionUnit>('day');
-  const query = useEndpoint('/usage/retention', { query: { range, ...segment, unit } }, every);
+  const query = useEndpoint('/usage/retention', { query: { ...period, ...segment, unit } }, every);
   const periods = query.status === 'ready' ? Math.max(0, query.data.cohorts.length - 1) : 0;
   return (
     <>
@@ -35,39 +36,60 @@ export function RetentionPanel({ range, segment, every }: PanelScope) {
         isEmpty={(data) => data.cohorts.every((cohort) => cohort.users === 0)}
       >
         {(data) => (
-          <div className="table-scroll" role="region" aria-label="Retention by cohort" tabIndex={0}>
-            <table data-testid="retention-table">
-              <thead>
-                <tr>
-                  <th scope="col">First seen ({data.unit === 'day' ? 'day' : 'week of'}, UTC)</th>
-                  <th scope="col">Users</th>
-                  {Array.from({ length: periods }, (_, k) => (
-                    <th key={k} scope="col">
-                      {data.unit === 'day' ? 'Day' : 'Week'} {k + 1}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {data.cohorts.map((cohort) => (
-                  <tr key={cohort.start}>
-                    <th scope="row">{dayFormat.format(new Date(cohort.start))}</th>
-                    <td>{formatCount(cohort.users)}</td>
-                    {Array.from({ length: periods }, (_, k) => {
-                      const back = cohort.returning[k];
-                      if (back === undefined || cohort.users === 0) return <td key={k} />;
-                      const share = back / cohort.users;
-                      return (
-                        <td key={k} className={`retention-cell ${shade(share)}`}>
-                          {formatRate(share)}
-                        </td>
-                      );
-                    })}
+          <>
+            <div className="table-scroll" role="region" aria-label="Retention by cohort" tabIndex={0}>
+              <table data-testid="retention-table">
+                <thead>
+                  <tr>
+                    <th scope="col">First seen ({data.unit === 'day' ? 'day' : 'week of'}, UTC)</th>
+                    <th scope="col">Users</th>
+                    {Array.from({ length: periods }, (_, k) => (
+                      <th key={k} scope="col">
+                        {data.unit === 'day' ? 'Day' : 'Week'} {k + 1}
+                      </th>
+                    ))}
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                </thead>
+                <tbody>
+                  {data.cohorts.map((cohort) => (
+                    <tr key={cohort.start}>
+                      <th scope="row">{dayFormat.format(new Date(cohort.start))}</th>
+                      <td>{formatCount(cohort.users)}</td>
+                      {Array.from({ length: periods }, (_, k) => {
+                        const back = cohort.returning[k];
+                        if (back === undefined || cohort.users === 0) return <td key={k} />;
+                        const share = back / cohort.users;
+                        return (
+                          <td key={k} className={`retention-cell ${shade(share)}`}>
+                            {formatRate(share)}
+                          </td>
+                        );
+                      })}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <DownloadCsv
+              table={`Retention by ${data.unit}`}
+              period={data}
+              header={[
+                'First seen (UTC)',
+                'Users',
+                ...Array.from(
+                  { length: periods },
+                  (_, k) => `${data.unit === 'day' ? 'Day' : 'Week'} ${k + 1} returning`,
+                ),
+              ]}
+              rows={() =>
+                data.cohorts.map((cohort) => [
+                  cohort.start,
+                  cohort.users,
+                  ...Array.from({ length: periods }, (_, k) => cohort.returning[k]),
+                ])
+              }
+            />
+          </>
         )}
       </Panel>
     </>

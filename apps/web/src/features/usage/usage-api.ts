@@ -39,9 +39,9 @@ export type {
 /** The periods the dashboard offers: every one the API answers for (the Record makes it exhaustive). */
 export const RANGE_LABELS: Record<UsageRange, string> = {
   '1h': 'Last hour',
-  '24h': '24 hours',
-  '7d': '7 days',
-  '30d': '30 days',
+  '24h': 'Last 24 hours',
+  '7d': 'Last 7 days',
+  '30d': 'Last 30 days',
 };
 
 /** The overview's tiles and their labels, in the order shown; a tile the API adds is a type error here. */
@@ -56,9 +56,10 @@ const TILE_LABELS: Record<TileKey, string> = {
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
 
-/** What every panel with its own query takes from the page: the range, the segment, the refresh. */
+/** What every panel with its own query takes from the page: the period, the segment, the refresh. */
 export interface PanelScope {
-  range: UsageRange;
+  /** A preset range, or a custom period [from, to) (view-state.ts). */
+  period: { range: UsageRange } | { from: string; to: string };
   /** Who the figures are about (segment-filter.tsx); everyone when left out. */
   segment?: Segment | undefined;
   every?: number | undefined;
