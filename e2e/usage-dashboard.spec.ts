@@ -13,7 +13,6 @@ const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 /** A page name a spreadsheet would run as a formula, were it not neutralised. */
 const FORMULA_PAGE = '=HYPERLINK("http://example.com","click")';
 const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
 const SECTIONS = ['overview', 'experience', 'behaviour', 'errors', 'calls', 'sessions'] as const;
 const SIZES = [
   { name: 'a laptop', width: 1280, height: 800 },

@@ -68,7 +68,7 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   await expect(page.getByTestId('exceptions-list')).toContainText('Diagnostics: an uncaught error');
   await expect(page.getByTestId('calls-table')).toContainText('/api/me');
   // Each chart has its table.
-  await expect(page.getByText('Page views: as a table')).toBeVisible();
+  await expect(page.getByText('Users over time: as a table')).toBeVisible();
 
   // One session, and its timeline in order.
   await page.getByTestId('sessions-table').getByRole('link').first().click();

@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 
-const APP = 'http://localhost:4400';
+// Ports: SCREENSHOTS_PORT (default 4400) and the next one, so a run beside a test suite can move aside.
+const PORT = Number(process.env.SCREENSHOTS_PORT ?? 4400);
+const APP = `http://localhost:${PORT}`;
 const server = spawn(process.execPath, ['apps/server/dist/main.js'], {
   env: {
     ...process.env,
-    PORT: '4400',
-    IDP_PORT: '4401',
+    PORT: String(PORT),
+    IDP_PORT: String(PORT + 1),
     TELEMETRY_CONSENT: 'implied',
     GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-screenshots-')),
   },
@@ -49,12 +51,15 @@ try {
   await page.waitForTimeout(1_500);
   await page.reload();
   await page.getByTestId('tile-users').waitFor();
-  await page.setViewportSize({ width: 1200, height: 900 });
-  await page.getByLabel('Page', { exact: true }).fill('Profile');
-  await page.getByRole('button', { name: 'Show the flows' }).click();
-  await page.getByTestId('flows-summary').waitFor();
-  await page.screenshot({ path: 'docs/images/usage.png', fullPage: true });
-  console.log('Saved docs/images/home.png, sign-in.png, profile.png, usage.png');
+  // The dashboard's first screen, on a laptop and on a phone (ADR 0081), the page views chosen.
+  await page.getByTestId('tile-pageViews').getByRole('button').click();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.getByTestId('big-chart').waitFor();
+  await page.screenshot({ path: 'docs/images/usage.png' });
+  await page.setViewportSize({ width: 360, height: 800 });
+  await page.getByTestId('big-chart').waitFor();
+  await page.screenshot({ path: 'docs/images/usage-phone.png' });
+  console.log('Saved docs/images/home.png, sign-in.png, profile.png, usage.png, usage-phone.png');
 } finally {
   await browser.close();
   server.kill('SIGTERM');

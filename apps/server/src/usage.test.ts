@@ -179,11 +179,23 @@ describe('the usage API', () => {
     }
     const repeated = await asAdmin('/api/usage/pages?range=1h&range=24h');
     expect(repeated.body.message).toMatch(/^range /);
-    const unknown = await asAdmin('/api/usage/pages?from=2020');
+    const unknown = await asAdmin('/api/usage/pages?since=2020');
     expect(unknown).toMatchObject({
       status: 400,
-      body: { message: 'from is not a parameter of this endpoint.' },
+      body: { message: 'since is not a parameter of this endpoint.' },
     });
+    // A custom period: a time each, both, not beside a range, forwards.
+    expect((await asAdmin('/api/usage/pages?from=2020&to=2021')).body.message).toMatch(/^from .*; to /);
+    expect((await asAdmin('/api/usage/pages?from=2026-11-01T00:00:00Z')).body.message).toBe(
+      'to must be given with from and to both.',
+    );
+    expect(
+      (await asAdmin('/api/usage/pages?range=7d&from=2026-11-01T00:00:00Z&to=2026-11-02T00:00:00Z')).body
+        .message,
+    ).toBe('range must not be given with from and to.');
+    expect(
+      (await asAdmin('/api/usage/timeseries?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z')).body.message,
+    ).toBe('to must be after from.');
     const id = await asAdmin(`/api/usage/sessions/${encodeURIComponent("x' OR 1=1")}/timeline`);
     expect(id.status).toBe(400);
     expect(id.body.message).toMatch(/^id must be a session id/);
@@ -398,6 +410,16 @@ describe('verified signed-in users', () => {
       signedInUsers: { value: 3 },
       verifiedUsers: { value: 1, previous: 0, change: null },
     });
+    // A custom period counts them over its own bounds, and its previous period over the same length before.
+    const from = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const custom = await asAdmin(`/api/usage/overview?from=${from}&to=${to}`);
+    expect(custom.body).toMatchObject({ range: 'custom', from, to });
+    expect(custom.body.tiles).toMatchObject({ verifiedUsers: { value: 1, previous: 0, change: null } });
+    const before = await asAdmin(
+      `/api/usage/overview?from=${to}&to=${new Date(Date.now() + 3_600_000).toISOString()}`,
+    );
+    expect(before.body.tiles).toMatchObject({ verifiedUsers: { value: 0, previous: 1 } });
     const sessions = (await asAdmin('/api/usage/sessions?range=1h')).body.sessions as Array<{
       sessionId: string;
       verified: boolean;

@@ -33,6 +33,8 @@ describe('the generated OpenAPI document', () => {
         required: false,
         schema: expect.objectContaining({ default: '24h' }) as unknown,
       }),
+      expect.objectContaining({ name: 'from', in: 'query', required: false }),
+      expect.objectContaining({ name: 'to', in: 'query', required: false }),
       ...['auth', 'role', 'browser', 'device'].map(
         (name): unknown => expect.objectContaining({ name, in: 'query', required: false }) as unknown,
       ),

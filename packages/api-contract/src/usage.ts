@@ -69,7 +69,10 @@ const DAY_MS = 86_400_000;
  * `checkPeriod` (a refinement of each query that has these fields).
  */
 export const periodQueryFields = {
+  // No zod default: a default range beside from and to would be refused. The collector takes 24h when
+  // neither is given (period()); the document still says so.
   range: rangeSchema.optional().meta({
+    default: '24h',
     description:
       'The period: the last hour (5-minute buckets), 24 hours (1-hour buckets, the default), 7 days (6-hour buckets) or 30 days (1-day buckets). Not with from and to.',
   }),

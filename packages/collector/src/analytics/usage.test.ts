@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSIONS_LIMIT } from './usage.js';
+import { bucketedPeriod, customBucketMs, period } from './usage.js';
 import {
   browserContext,
   browserEnvelope,
@@ -101,6 +102,39 @@ afterAll(() => running.close());
 
 const usage = () => running.collector.usage;
 
+describe('the period of a request', () => {
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  it('is a range up to now, or a custom [from, to) as given (which wins over now)', () => {
+    expect(period({ range: '7d', now: NOW })).toEqual({ range: '7d', from: NOW - 7 * DAY, to: NOW });
+    expect(period({ now: NOW })).toEqual({ range: '24h', from: NOW - DAY, to: NOW });
+    expect(period({ from: iso(NOW - 3 * DAY), to: iso(NOW - DAY), now: NOW + 5 })).toEqual({
+      range: 'custom',
+      from: NOW - 3 * DAY,
+      to: NOW - DAY,
+    });
+    expect(() => period({ from: iso(NOW), to: iso(NOW - DAY) })).toThrow(RangeError);
+  });
+
+  it('buckets a custom period from its start, their width by its length, the last one cut at its end', () => {
+    expect(
+      [HOUR, 2 * HOUR, 3 * HOUR, 2 * DAY, 3 * DAY, 14 * DAY, 15 * DAY, 92 * DAY].map(customBucketMs),
+    ).toEqual([5 * MIN, 5 * MIN, HOUR, HOUR, 6 * HOUR, 6 * HOUR, DAY, DAY]);
+    // 23:00 UTC (a midnight in Berlin) for 2 days and 30 minutes: 6-hour buckets.
+    const from = NOW - 3 * DAY - HOUR;
+    const chart = bucketedPeriod({ from: iso(from), to: iso(from + 2 * DAY + 30 * MIN) });
+    expect(chart).toEqual({
+      range: 'custom',
+      lengthMs: 2 * DAY + 30 * MIN,
+      bucketMs: 6 * HOUR,
+      from,
+      to: from + 2 * DAY + 30 * MIN,
+    });
+    // A preset keeps its own.
+    expect(bucketedPeriod({ range: '24h', now: NOW })).toMatchObject({ range: '24h', bucketMs: HOUR });
+  });
+});
+
 describe('usage queries', () => {
   it('overview: tiles over [now − range, now) against the previous period', async () => {
     const o = await usage().overview({ range: '24h', now: NOW });
@@ -120,6 +154,32 @@ describe('usage queries', () => {
     expect(hour.tiles.sessions).toEqual({ value: 1, previous: 1, change: 0 });
     expect(hour.tiles.pageViews.value).toBe(1);
     expect(hour.tiles.failedCalls.value).toBe(2);
+  });
+
+  it('a custom period: the overview, its previous period of equal length, the charts and the lists', async () => {
+    // [NOW − 3 h, NOW − 1 h): s1's items (NOW − 2 h); the period before, [NOW − 5 h, NOW − 3 h): nothing.
+    const custom = { from: new Date(NOW - 3 * HOUR).toISOString(), to: new Date(NOW - HOUR).toISOString() };
+    const o = await usage().overview(custom);
+    expect(o).toMatchObject({
+      range: 'custom',
+      ...custom,
+      previousFrom: new Date(NOW - 5 * HOUR).toISOString(),
+    });
+    expect(o.tiles.pageViews).toEqual({ value: 2, previous: 0, change: null });
+    expect(o.tiles.sessions.value).toBe(1);
+    const t = await usage().timeseries(custom);
+    expect(t).toMatchObject({ range: 'custom', ...custom, bucketMs: 5 * MIN });
+    expect(t.buckets).toHaveLength(24);
+    expect(t.buckets.reduce((n, b) => n + b.pageViews, 0)).toBe(2);
+    const p = await usage().pages(custom);
+    expect(p.pages.map((row) => row.name).sort()).toEqual(['Home', 'Profile']);
+    // Three hours on the hour: the hourly rollup answers, with the same counts.
+    const hours = await usage().timeseries({
+      from: new Date(NOW - 3 * HOUR).toISOString(),
+      to: new Date(NOW).toISOString(),
+    });
+    expect(hours.bucketMs).toBe(HOUR);
+    expect(hours.buckets.map((b) => b.pageViews)).toEqual([0, 2, 1]);
   });
 
   it('timeseries: aligned buckets, every one listed, items counted in the bucket they start', async () => {
