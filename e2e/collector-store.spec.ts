@@ -50,7 +50,7 @@ const STORED_TYPES = [
 ];
 
 async function exportItems(...args: string[]): Promise<Envelope[]> {
-  const { stdout } = await run(process.execPath, ['packages/collector/dist/export-cli.js', ...args], {
+  const { stdout } = await run(process.execPath, ['packages/collector/dist/cli/export.js', ...args], {
     env: { ...process.env, GATEHOUSE_DATA_DIR: server.dataDir },
     maxBuffer: 64 * 1024 * 1024,
   });

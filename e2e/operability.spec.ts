@@ -102,7 +102,7 @@ test('SIGTERM: readiness fails, new connections are refused, the request in flig
   expect(await exited).toBe(0);
 
   // The collector was flushed and closed: the item is in the store the next process reads.
-  const { stdout } = await run(process.execPath, ['packages/collector/dist/export-cli.js'], {
+  const { stdout } = await run(process.execPath, ['packages/collector/dist/cli/export.js'], {
     env: { ...process.env, GATEHOUSE_DATA_DIR: server.dataDir },
     maxBuffer: 64 * 1024 * 1024,
   });

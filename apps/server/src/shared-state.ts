@@ -40,7 +40,7 @@ return {0, 0}
 `;
 
 /**
- * Token buckets as in packages/collector/src/rate-limit.ts (never in debt), for every replica at once.
+ * Token buckets as in packages/collector/src/http/rate-limit.ts (never in debt), for every replica at once.
  * KEYS[1]: the global bucket; KEYS[2]: the source's. ARGV: tokens asked (items, or bytes), the global
  * rate, the source's rate (0: no such bucket), the source bucket's size (0: one second's worth). A bucket
  * is a hash {tokens, at} (at: ms, Redis's clock); one unused for size / rate seconds is full again, so it

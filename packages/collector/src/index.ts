@@ -1,4 +1,4 @@
-export { createCollector } from './collector.js';
+export { createCollector } from './http/collector.js';
 export type {
   BreezeResponse,
   Collector,
@@ -8,26 +8,30 @@ export type {
   Logger,
   LogLevel,
   SinkCollectorOptions,
-} from './collector.js';
-export { openStoreSink, SinkFull, SinkUnavailable } from './store-sink.js';
-export { createStoreHolderApi } from './store-holder.js';
-export type { StoreHolderApiOptions } from './store-holder.js';
-export { createForwardingSink, createRemoteQueries, StoreUnavailable } from './store-holder-client.js';
-export type { ForwardingSink, StoreHolderClientOptions } from './store-holder-client.js';
-export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './internal-api.js';
-export type { ItemSink, StoreSink, StoreSinkOptions } from './store-sink.js';
-export type { PackedItems } from './packed.js';
-export { clientAddress, sourceKey } from './source-address.js';
-export { RateLimits } from './rate-limit.js';
-export type { Grant, RateLimiter } from './rate-limit.js';
-export { defaultHttpLimits, httpServerOptions, limitServer } from './http-limits.js';
-export type { HttpLimits } from './http-limits.js';
-export { limits, telemetryTypes, validateEnvelope } from './contracts.js';
-export type { TelemetryItem, TelemetryType, Validation } from './contracts.js';
-export { openStore, storeFile } from './store.js';
-export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store.js';
-export { readStoreSettings } from './settings.js';
-export type { StoreSettings } from './settings.js';
+} from './http/collector.js';
+export { openStoreSink, SinkFull, SinkUnavailable } from './store/sink.js';
+export { createStoreHolderApi } from './replicas/store-holder.js';
+export type { StoreHolderApiOptions } from './replicas/store-holder.js';
+export {
+  createForwardingSink,
+  createRemoteQueries,
+  StoreUnavailable,
+} from './replicas/store-holder-client.js';
+export type { ForwardingSink, StoreHolderClientOptions } from './replicas/store-holder-client.js';
+export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './replicas/internal-api.js';
+export type { ItemSink, StoreSink, StoreSinkOptions } from './store/sink.js';
+export type { PackedItems } from './store/packed.js';
+export { clientAddress, sourceKey } from './http/source-address.js';
+export { RateLimits } from './http/rate-limit.js';
+export type { Grant, RateLimiter } from './http/rate-limit.js';
+export { defaultHttpLimits, httpServerOptions, limitServer } from './http/http-limits.js';
+export type { HttpLimits } from './http/http-limits.js';
+export { limits, telemetryTypes, validateEnvelope } from './protocol/envelopes.js';
+export type { TelemetryItem, TelemetryType, Validation } from './protocol/envelopes.js';
+export { openStore, storeFile } from './store/store.js';
+export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store/store.js';
+export { readStoreSettings } from './cli/settings.js';
+export type { StoreSettings } from './cli/settings.js';
 export {
   createUsageQueries,
   rangeSpecs,
@@ -35,7 +39,7 @@ export {
   SESSIONS_LIMIT,
   USER_ID,
   usageRanges,
-} from './queries.js';
+} from './analytics/usage.js';
 export type {
   DependencyRow,
   ExceptionGroup,
@@ -52,10 +56,10 @@ export type {
   UsageQueries,
   UsageRange,
   UsageReader,
-} from './queries.js';
-export { createAnalyticsQueries } from './analytics.js';
-export type { AnalyticsQueries } from './analytics.js';
-export { rateVital, vitalThresholds } from './analytics-experience.js';
+} from './analytics/usage.js';
+export { createAnalyticsQueries } from './analytics/product.js';
+export type { AnalyticsQueries } from './analytics/product.js';
+export { rateVital, vitalThresholds } from './analytics/experience.js';
 export { openRelaySink, teeSink } from './relay/relay-sink.js';
 export type { RelaySink, RelaySinkOptions } from './relay/relay-sink.js';
 export type { RelayStats } from './relay/forwarder.js';

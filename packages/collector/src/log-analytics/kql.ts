@@ -1,6 +1,6 @@
 import { webVitals, type Segment } from '@gatehouse/api-contract';
-import { LIST_LIMIT, SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../queries.js';
-import { vitalThresholds } from '../analytics-experience.js';
+import { LIST_LIMIT, SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
+import { vitalThresholds } from '../analytics/experience.js';
 
 /**
  * The usage dashboard's queries in KQL, over the Application Insights tables of a Log Analytics

@@ -1,6 +1,6 @@
 import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
-import type { AnalyticsQueries } from '../analytics.js';
-import { shapeExperience } from '../analytics-experience.js';
+import type { AnalyticsQueries } from '../analytics/product.js';
+import { shapeExperience } from '../analytics/experience.js';
 import {
   bucketedPeriod,
   describePeriod,
@@ -9,7 +9,7 @@ import {
   sessionsLimit,
   shapeTimeline,
   type UsageQueries,
-} from '../queries.js';
+} from '../analytics/usage.js';
 import {
   dependenciesKql,
   eventsKql,

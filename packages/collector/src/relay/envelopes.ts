@@ -1,5 +1,5 @@
-import { FS, RS, US, type PackedItems } from '../packed.js';
-import { rowLayout } from '../row-layout.js';
+import { FS, RS, US, type PackedItems } from '../store/packed.js';
+import { rowLayout } from '../store/row-layout.js';
 
 /** One accepted item as the relay keeps and forwards it. */
 export interface RelayItem {

@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { Logger } from '../collector.js';
+import type { Logger } from '../http/collector.js';
 import type { Outbox, OutboxItem } from './outbox.js';
 
 const gzip = promisify(gzipCallback);

@@ -2,8 +2,8 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { GroupCommit } from '../group-commit.js';
-import { RecentKeys } from '../item-identity.js';
+import { GroupCommit } from '../store/group-commit.js';
+import { RecentKeys } from '../protocol/item-identity.js';
 import type { RelayItem } from './envelopes.js';
 
 /**

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { Logger } from '../collector.js';
-import type { ItemSink } from '../store-sink.js';
+import type { Logger } from '../http/collector.js';
+import type { ItemSink } from '../store/sink.js';
 import { ingestionTarget } from './connection-string.js';
 import { relayItems } from './envelopes.js';
 import { Forwarder, type ForwarderOptions, type RelayStats } from './forwarder.js';

@@ -5,8 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createCollector, type CollectorOptions } from '../collector.js';
-import { httpServerOptions, limitServer } from '../http-limits.js';
+import { createCollector, type CollectorOptions } from '../http/collector.js';
+import { httpServerOptions, limitServer } from '../http/http-limits.js';
 
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: collector-child <dataDir> [<options as JSON>]');

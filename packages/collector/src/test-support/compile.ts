@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const packageDir = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface CompiledPackage {
-  /** Folder holding the compiled src/ (index.js, export-cli.js, test-support/...): tsconfig.testing.json. */
+  /** Folder holding the compiled src/ (index.js, cli/export.js, test-support/...): tsconfig.testing.json. */
   dir: string;
   remove(): void;
 }

@@ -1,0 +1,27 @@
+import type { CustomEvents, Experience, Retention, RetentionUnit, UserFlows } from '@gatehouse/api-contract';
+import { queryCustomEvents } from './events.js';
+import type { FunnelStep } from '@gatehouse/api-contract';
+import { queryFunnel, type FunnelStepResult } from './funnel.js';
+import { queryExperience } from './experience.js';
+import { queryUserFlows } from './flows.js';
+import { queryRetention } from './retention.js';
+import type { Period, UsageOptions, UsageReader } from './usage.js';
+
+/** The dashboard's product-analytics queries (issue 13), beside the usage ones (analytics/usage.ts). */
+export interface AnalyticsQueries {
+  experience(options?: UsageOptions): Promise<Experience>;
+  customEvents(options?: UsageOptions): Promise<CustomEvents>;
+  funnel(steps: FunnelStep[], options?: UsageOptions): Promise<Period & { steps: FunnelStepResult[] }>;
+  retention(unit: RetentionUnit, options?: UsageOptions): Promise<Retention>;
+  userFlows(page: string, options?: UsageOptions): Promise<UserFlows>;
+}
+
+export function createAnalyticsQueries(reader: Pick<UsageReader, 'read'>): AnalyticsQueries {
+  return {
+    experience: (options) => queryExperience(reader, options),
+    customEvents: (options) => queryCustomEvents(reader, options),
+    funnel: (steps, options) => queryFunnel(reader, steps, options),
+    retention: (unit, options) => queryRetention(reader, unit, options),
+    userFlows: (page, options) => queryUserFlows(reader, page, options),
+  };
+}

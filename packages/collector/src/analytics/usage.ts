@@ -1,0 +1,466 @@
+import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import {
+  SESSION_ID,
+  SESSIONS_LIMIT,
+  USER_ID,
+  type Overview as ApiOverview,
+  type Dependencies,
+  type Exceptions,
+  type Pages,
+  type SessionRow as ApiSessionRow,
+  type SessionTimeline as ApiSessionTimeline,
+  type Tile,
+  type TileKey,
+  type Timeseries,
+  type TimeseriesBucket,
+  type Segment,
+  type UsageRange,
+} from '@gatehouse/api-contract';
+import type { Envelope, TelemetryStore } from '../store/store.js';
+import { FAILED_CALL } from '../store/rollup.js';
+
+// The API's own (one description of the usage API for the server, the SPA and these queries).
+export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
+export type {
+  DependencyRow,
+  ExceptionGroup,
+  PageRow,
+  Tile,
+  TimelineItem,
+  Timeseries,
+  TimeseriesBucket,
+  UsageRange,
+} from '@gatehouse/api-contract';
+
+/**
+ * The usage dashboard's queries over the collector's `items` table (docs/decisions/0004-collector-store.md):
+ * parameterised SQL on the collector's own DuckDB instance. Every range query reads `time` ranges and the
+ * typed columns only (DuckDB's zone maps on `time` skip what is outside; loads write rows in time order),
+ * never the envelope; the overview and the charts of whole hours read the hourly rollup (ADR 0071).
+ */
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Each range's length and the width of its chart buckets. */
+export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number }> = {
+  '1h': { lengthMs: HOUR, bucketMs: 5 * MINUTE },
+  '24h': { lengthMs: DAY, bucketMs: HOUR },
+  '7d': { lengthMs: 7 * DAY, bucketMs: 6 * HOUR },
+  '30d': { lengthMs: 30 * DAY, bucketMs: DAY },
+};
+
+/** Most rows a list answers (pages, exceptions, dependencies). */
+export const LIST_LIMIT = 100;
+/** Most items a session timeline answers. */
+export const TIMELINE_LIMIT = 1000;
+/** Beyond this many distinct signed-in ids in one period, the rest are not checked (and not counted). */
+export const SIGNED_IN_IDS_LIMIT = 100_000;
+
+export interface UsageOptions extends Segment {
+  range?: UsageRange;
+  /** The end of the period (epoch ms); default: now. For tests. */
+  now?: number;
+}
+
+/** The period asked for: [from, to). ISO 8601 times. */
+export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
+
+/**
+ * The answers' shapes are the API's (@gatehouse/api-contract), less what only the server knows: whether
+ * a signed-in user id is one it issued (`verified`, `verifiedUsers`).
+ */
+export type Overview = Omit<ApiOverview, 'tiles' | 'storeFull'> & {
+  tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
+  /** Set by the store's own queries (store/sink.ts); the server answers null without it. */
+  storeFull?: ApiOverview['storeFull'];
+};
+export type SessionRow = Omit<ApiSessionRow, 'verified'>;
+export type SessionTimeline = Omit<ApiSessionTimeline, 'verified'>;
+
+export interface UsageQueries {
+  overview(options?: UsageOptions): Promise<Overview>;
+  timeseries(options?: UsageOptions): Promise<Timeseries>;
+  pages(options?: UsageOptions): Promise<Pages>;
+  exceptions(options?: UsageOptions): Promise<Exceptions>;
+  dependencies(options?: UsageOptions): Promise<Dependencies>;
+  sessions(options?: UsageOptions & { limit?: number }): Promise<Period & { sessions: SessionRow[] }>;
+  /** null when no item of the session is stored. */
+  sessionTimeline(sessionId: string): Promise<SessionTimeline | null>;
+  /** Every stored envelope of one user (pseudonymous or SDK user id), for an access request. */
+  userItems(userId: string): AsyncIterable<Envelope>;
+  /** Deletes them all (journal included), for an erasure request; resolves to how many. */
+  eraseUser(userId: string): Promise<number>;
+  /** The distinct authenticated user ids of the period (at most SIGNED_IN_IDS_LIMIT), to be verified. */
+  signedInUserIds(options?: UsageOptions): Promise<string[]>;
+}
+
+/**
+ * What the queries need of the store: a parameterised read (WritableStore.read), and one user's
+ * export and erasure.
+ */
+export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
+  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * The condition selecting a segment's items, as ` AND …` (or nothing), on the columns of `alias` (a
+ * table alias with its dot, or none). Its values are bound, never written into the SQL: they are
+ * appended to `values` (the query's own come first) and named by their positions there. Every usage
+ * and analytics query selects its items through this.
+ */
+export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], alias = ''): string {
+  const on = (column: string) => `${alias}${column}`;
+  const bind = (value: string) => `$${values.push(value)}::VARCHAR`;
+  const parts: string[] = [];
+  if (segment?.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
+  if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
+  if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
+  if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);
+  return parts.map((p) => ` AND ${p}`).join('');
+}
+
+/** Helpers shared with the analytics queries (analytics-*.ts). */
+export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+export const iso = (ms: number) => new Date(ms).toISOString();
+export const num = (v: unknown): number =>
+  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0;
+export const numOrNull = (v: unknown): number | null =>
+  v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
+const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
+export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+export function period(options: UsageOptions = {}): { range: UsageRange; from: number; to: number } {
+  const range = options.range ?? '24h';
+  const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
+  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
+  const to = options.now ?? Date.now();
+  return { range, from: to - spec.lengthMs, to };
+}
+
+export const describePeriod = (p: { range: UsageRange; from: number; to: number }): Period => ({
+  range: p.range,
+  from: iso(p.from),
+  to: iso(p.to),
+});
+
+/**
+ * A chart's period: buckets aligned to multiples of their width since the epoch (UTC), so charts of the
+ * same range line up from one call to the next; the period ends at the end of the current bucket.
+ */
+export function bucketedPeriod(options: UsageOptions = {}) {
+  const range = options.range ?? '24h';
+  const { lengthMs, bucketMs } = rangeSpecs[range];
+  const now = options.now ?? Date.now();
+  const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
+  return { range, lengthMs, bucketMs, from: to - lengthMs, to };
+}
+
+const change = (value: number, previous: number): number | null =>
+  previous === 0 ? null : (value - previous) / previous;
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The items of [from, to) as rollup rows (store/rollup.ts): the whole hours from the hourly rollup, the
+ * parts of an hour at either end from the items themselves (each its own scan, pruned by its range), so
+ * the answer is the exact one over the items. `bind` adds a value and names it.
+ */
+function rollupRows(from: number, to: number, seg: string, bind: (value: DuckDBValue) => string): string {
+  let firstHour = Math.ceil(from / HOUR_MS) * HOUR_MS;
+  let lastHour = Math.floor(to / HOUR_MS) * HOUR_MS;
+  if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
+  const item = (a: number, b: number) => `SELECT user_id, auth_user_id, session_id,
+    (type = 'pageview')::BIGINT AS page_views, (type = 'exception')::BIGINT AS exceptions,
+    (${FAILED_CALL})::BIGINT AS failed_calls
+  FROM items WHERE time >= ${bind(ts(a))} AND time < ${bind(ts(b))}${seg}`;
+  const parts = [
+    `SELECT user_id, auth_user_id, session_id, page_views, exceptions, failed_calls FROM usage_hourly
+  WHERE hour >= ${bind(ts(firstHour))} AND hour < ${bind(ts(lastHour))}${seg}`,
+  ];
+  if (from < firstHour) parts.push(item(from, firstHour));
+  if (lastHour < to) parts.push(item(lastHour, to));
+  return parts.join('\nUNION ALL ');
+}
+
+// One aggregate per period (UNION ALL), so each scan prunes by its own time range: measured 58–71 ms
+// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items). Since issue 26
+// over the hourly rollup, and the parts of an hour at the ends from the items (docs/performance/usage.md).
+const periodTotals = (rows: string) => `SELECT
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
+  count(DISTINCT session_id)::DOUBLE AS sessions,
+  sum(page_views)::DOUBLE AS page_views,
+  sum(exceptions)::DOUBLE AS exceptions,
+  sum(failed_calls)::DOUBLE AS failed_calls
+FROM (${rows})`;
+
+// Distinct users and sessions per bucket from (bucket, user, session) groups first: ~78 ms against ~95 ms
+// for count(DISTINCT) straight over the rows (30 d, 1,000,000 items). Buckets of whole hours (every range
+// but the last hour's) come from the hourly rollup, the same groups already summed.
+/** Each bucket's figures from its (bucket, user, session) groups, `groups` being their SELECT. */
+const bucketTotals = (groups: string) => `SELECT bucket::DOUBLE AS bucket,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  count(DISTINCT session_id)::DOUBLE AS sessions,
+  sum(page_views)::DOUBLE AS page_views,
+  sum(exceptions)::DOUBLE AS exceptions,
+  sum(failed_calls)::DOUBLE AS failed_calls
+FROM (${groups}
+  GROUP BY ALL
+) GROUP BY bucket`;
+const timeseriesRollupSql = (seg: string) =>
+  bucketTotals(`
+  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
+    sum(page_views) AS page_views, sum(exceptions) AS exceptions, sum(failed_calls) AS failed_calls
+  FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}`);
+const timeseriesSql = (seg: string) =>
+  bucketTotals(`
+  SELECT (epoch_ms(time) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
+    count(*) FILTER (WHERE type = 'pageview') AS page_views,
+    count(*) FILTER (WHERE type = 'exception') AS exceptions,
+    count(*) FILTER (WHERE ${FAILED_CALL}) AS failed_calls
+  FROM items WHERE time >= $1 AND time < $2${seg}`);
+
+const pagesSql = (seg: string) => `SELECT
+  coalesce(name, '') AS name,
+  count(*)::DOUBLE AS views,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  avg(duration_ms) AS avg_ms,
+  quantile_cont(duration_ms, 0.95) AS p95_ms
+FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
+GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
+
+// The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
+// here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
+// 170–250 ms, and more once the envelope is compressed with zstd). arg_max_null: a latest row without
+// a stack gives none, as the envelope's did.
+const exceptionsSql = (seg: string) => `SELECT name AS type, message, top_frame,
+  arg_max(problem_id, time) AS problem_id,
+  count(*)::DOUBLE AS n,
+  count(DISTINCT user_id)::DOUBLE AS users,
+  epoch_ms(min(time))::DOUBLE AS first_ms,
+  epoch_ms(max(time))::DOUBLE AS last_ms,
+  arg_max_null(stack, time) AS stack
+FROM items WHERE type = 'exception' AND time >= $1 AND time < $2${seg}
+GROUP BY name, message, top_frame
+ORDER BY n DESC, last_ms DESC LIMIT ${LIST_LIMIT}`;
+
+const dependenciesSql = (seg: string) => `SELECT target, name,
+  count(*)::DOUBLE AS n,
+  count(*) FILTER (WHERE success = false)::DOUBLE AS failures,
+  quantile_cont(duration_ms, [0.5, 0.95]) AS quantiles -- one sort for both: ~15 % faster than two
+FROM items WHERE type = 'dependency' AND time >= $1 AND time < $2${seg}
+GROUP BY target, name ORDER BY n DESC, target, name LIMIT ${LIST_LIMIT}`;
+
+const signedInIdsSql = (seg: string) => `SELECT DISTINCT auth_user_id FROM items
+WHERE auth_user_id IS NOT NULL AND time >= $1 AND time < $2${seg} LIMIT ${SIGNED_IN_IDS_LIMIT}`;
+
+const sessionsSql = (seg: string) => `SELECT session_id,
+  max(auth_user_id) AS auth_user,
+  max(user_id) AS anon_user,
+  epoch_ms(min(time))::DOUBLE AS start_ms,
+  epoch_ms(max(time))::DOUBLE AS end_ms,
+  count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pages,
+  count(*) FILTER (WHERE type = 'exception' OR (${FAILED_CALL}))::DOUBLE AS errors
+FROM items WHERE session_id IS NOT NULL AND time >= $1 AND time < $2${seg}
+GROUP BY session_id ORDER BY start_ms DESC, session_id LIMIT $3::INTEGER`;
+
+const timelineSql = `SELECT epoch_ms(time)::DOUBLE AS t, type, name, url, operation_id, duration_ms, success,
+  result_code, target, message, auth_user_id, user_id
+FROM items WHERE session_id = $1 ORDER BY time, rowid LIMIT ${TIMELINE_LIMIT + 1}`;
+
+/** The dashboard's queries on `reader` (the collector's store). */
+export function createUsageQueries(reader: UsageReader): UsageQueries {
+  return {
+    async overview(options) {
+      const p = period(options);
+      const length = p.to - p.from;
+      // The segment's values first (bound once, named by both periods' scans), then the periods'.
+      const values: DuckDBValue[] = [];
+      const seg = segmentSql(options, values);
+      const bind = (value: DuckDBValue) => `$${values.push(value)}`;
+      const sql = `SELECT true AS current, * FROM (${periodTotals(rollupRows(p.from, p.to, seg, bind))})
+UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - length, p.from, seg, bind))})`;
+      const rows = await reader.read(sql, values);
+      const current = rows.find((r) => r.current === true) ?? {};
+      const before = rows.find((r) => r.current === false) ?? {};
+      const tile = (key: string): Tile => {
+        const value = num(current[key]);
+        const previous = num(before[key]);
+        return { value, previous, change: change(value, previous) };
+      };
+      return {
+        ...describePeriod(p),
+        previousFrom: iso(p.from - length),
+        tiles: {
+          users: tile('users'),
+          signedInUsers: tile('signed_in'),
+          sessions: tile('sessions'),
+          pageViews: tile('page_views'),
+          exceptions: tile('exceptions'),
+          failedCalls: tile('failed_calls'),
+        },
+      };
+    },
+
+    async timeseries(options) {
+      const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
+      const values: DuckDBValue[] = [ts(from), ts(to), from, bucketMs];
+      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
+      const query = bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 ? timeseriesRollupSql : timeseriesSql;
+      const rows = await reader.read(query(segmentSql(options, values)), values);
+      const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
+      const buckets: TimeseriesBucket[] = [];
+      for (let i = 0; i < lengthMs / bucketMs; i++) {
+        const r = byBucket.get(i) ?? {};
+        buckets.push({
+          start: iso(from + i * bucketMs),
+          users: num(r.users),
+          sessions: num(r.sessions),
+          pageViews: num(r.page_views),
+          exceptions: num(r.exceptions),
+          failedCalls: num(r.failed_calls),
+        });
+      }
+      return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+    },
+
+    async pages(options) {
+      const p = period(options);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(pagesSql(segmentSql(options, values)), values);
+      return {
+        ...describePeriod(p),
+        pages: rows.map((r) => ({
+          name: String(r.name),
+          views: num(r.views),
+          users: num(r.users),
+          avgDurationMs: numOrNull(r.avg_ms),
+          p95DurationMs: numOrNull(r.p95_ms),
+        })),
+      };
+    },
+
+    async exceptions(options) {
+      const p = period(options);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const groups = await reader.read(exceptionsSql(segmentSql(options, values)), values);
+      return {
+        ...describePeriod(p),
+        exceptions: groups.map((r) => ({
+          type: strOrNull(r.type),
+          message: strOrNull(r.message),
+          topFrame: strOrNull(r.top_frame),
+          problemId: strOrNull(r.problem_id),
+          count: num(r.n),
+          usersAffected: num(r.users),
+          firstSeen: iso(num(r.first_ms)),
+          lastSeen: iso(num(r.last_ms)),
+          sampleStack: strOrNull(r.stack),
+        })),
+      };
+    },
+
+    async dependencies(options) {
+      const p = period(options);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(dependenciesSql(segmentSql(options, values)), values);
+      return {
+        ...describePeriod(p),
+        dependencies: rows.map((r) => ({
+          target: strOrNull(r.target),
+          name: strOrNull(r.name),
+          count: num(r.n),
+          failures: num(r.failures),
+          failureRate: num(r.n) === 0 ? 0 : num(r.failures) / num(r.n),
+          p50DurationMs: numOrNull(quantiles(r)[0]),
+          p95DurationMs: numOrNull(quantiles(r)[1]),
+        })),
+      };
+    },
+
+    async sessions(options) {
+      const p = period(options);
+      const limit = sessionsLimit(options);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to), limit];
+      const rows = await reader.read(sessionsSql(segmentSql(options, values)), values);
+      return {
+        ...describePeriod(p),
+        sessions: rows.map((r) => {
+          const auth = strOrNull(r.auth_user);
+          return {
+            sessionId: String(r.session_id),
+            user: auth ?? strOrNull(r.anon_user),
+            authenticated: auth !== null,
+            start: iso(num(r.start_ms)),
+            lengthMs: num(r.end_ms) - num(r.start_ms),
+            pages: num(r.pages),
+            errors: num(r.errors),
+          };
+        }),
+      };
+    },
+
+    userItems(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      return reader.export({ user: userId });
+    },
+
+    eraseUser(userId) {
+      if (!USER_ID.test(userId)) throw new RangeError('Invalid user id');
+      return reader.erase(userId);
+    },
+
+    async signedInUserIds(options) {
+      const p = period(options);
+      const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
+      const rows = await reader.read(signedInIdsSql(segmentSql(options, values)), values);
+      return rows.map((r) => String(r.auth_user_id));
+    },
+
+    async sessionTimeline(sessionId) {
+      if (!SESSION_ID.test(sessionId)) throw new RangeError('Invalid session id');
+      const rows = await reader.read(timelineSql, [sessionId]);
+      if (rows.length === 0) return null;
+      return shapeTimeline(sessionId, rows);
+    },
+  };
+}
+
+/**
+ * The contract's session timeline from its items in time order, as columns named like the store's
+ * (a Log Analytics answer is renamed to them first); the user is the first id the items carry.
+ */
+export function shapeTimeline(sessionId: string, rows: readonly Record<string, unknown>[]): SessionTimeline {
+  const listed = rows.slice(0, TIMELINE_LIMIT);
+  const auth = listed.map((r) => strOrNull(r.auth_user_id)).find((v) => v !== null) ?? null;
+  const anon = listed.map((r) => strOrNull(r.user_id)).find((v) => v !== null) ?? null;
+  return {
+    sessionId,
+    user: auth ?? anon,
+    authenticated: auth !== null,
+    truncated: rows.length > TIMELINE_LIMIT,
+    items: listed.map((r) => ({
+      time: iso(num(r.t)),
+      type: String(r.type),
+      name: strOrNull(r.name),
+      url: strOrNull(r.url),
+      operationId: strOrNull(r.operation_id),
+      durationMs: numOrNull(r.duration_ms),
+      success: typeof r.success === 'boolean' ? r.success : null,
+      resultCode: strOrNull(r.result_code),
+      target: strOrNull(r.target),
+      message: strOrNull(r.message),
+    })),
+  };
+}
+
+/** How many sessions a list asks for: the default, or an integer within the contract's bounds. */
+export function sessionsLimit(options: { limit?: number } | undefined): number {
+  const limit = options?.limit ?? SESSIONS_LIMIT.default;
+  if (!Number.isInteger(limit) || limit < 1 || limit > SESSIONS_LIMIT.max) {
+    throw new RangeError(`limit must be an integer from 1 to ${SESSIONS_LIMIT.max}`);
+  }
+  return limit;
+}

@@ -1,0 +1,106 @@
+import type { TelemetryType } from '../protocol/envelope-schemas.js';
+
+/**
+ * The row of the store's `items` table, defined once: each item field, its column and SQL type, and
+ * what kind of value it holds. TelemetryItem, the CREATE TABLE, the packed rows of the journal
+ * (packed.ts) and the INSERT that loads them (load.ts) are all derived from this list, in order.
+ */
+export const rowLayout = [
+  { field: 'time', column: 'time', kind: 'time', sql: 'TIMESTAMP NOT NULL' }, // envelope time, UTC
+  { field: 'type', column: 'type', kind: 'type', sql: 'VARCHAR NOT NULL' }, // one of telemetryTypes
+  { field: 'iKey', column: 'ikey', kind: 'string', sql: 'VARCHAR NOT NULL' },
+  { field: 'name', column: 'name', kind: 'text', sql: 'VARCHAR' }, // baseData.name; first exception's type; first metric's name
+  { field: 'url', column: 'url', kind: 'text', sql: 'VARCHAR' },
+  { field: 'sessionId', column: 'session_id', kind: 'text', sql: 'VARCHAR' }, // tags ai.session.id
+  { field: 'userId', column: 'user_id', kind: 'text', sql: 'VARCHAR' }, // tags ai.user.id
+  { field: 'authUserId', column: 'auth_user_id', kind: 'text', sql: 'VARCHAR' }, // tags ai.user.authUserId
+  { field: 'operationId', column: 'operation_id', kind: 'text', sql: 'VARCHAR' }, // tags ai.operation.id
+  { field: 'durationMs', column: 'duration_ms', kind: 'number', sql: 'DOUBLE' },
+  { field: 'success', column: 'success', kind: 'boolean', sql: 'BOOLEAN' },
+  { field: 'resultCode', column: 'result_code', kind: 'text', sql: 'VARCHAR' },
+  { field: 'target', column: 'target', kind: 'text', sql: 'VARCHAR' }, // dependency target
+  { field: 'message', column: 'message', kind: 'text', sql: 'VARCHAR' }, // trace message; first exception's message
+  { field: 'problemId', column: 'problem_id', kind: 'text', sql: 'VARCHAR' },
+  { field: 'topFrame', column: 'top_frame', kind: 'text', sql: 'VARCHAR' }, // first exception's top stack frame
+  // The envelope's JSON text as received, or its compact form when that is over 64 KB (ADR 0015).
+  { field: 'envelope', column: 'envelope', kind: 'string', sql: 'VARCHAR NOT NULL' },
+  // Segments (added after the envelope, so journal rows written before them load with NULLs here):
+  { field: 'browser', column: 'browser', kind: 'text', sql: 'VARCHAR' }, // tags ai.device.browser, else the request's User-Agent
+  { field: 'deviceType', column: 'device_type', kind: 'text', sql: 'VARCHAR' }, // desktop, mobile or tablet, from the request
+  { field: 'roles', column: 'roles', kind: 'text', sql: 'VARCHAR' }, // the app's `roles` property: comma-separated
+] as const;
+
+export type RowColumn = (typeof rowLayout)[number];
+
+/** What each kind holds in JS: `text` columns may be NULL, `string` ones may not. */
+interface KindValue {
+  time: number;
+  type: TelemetryType;
+  string: string;
+  text: string | null;
+  number: number | null;
+  boolean: boolean | null;
+}
+
+/**
+ * One accepted envelope: the columns the dashboard queries, and the envelope itself as JSON (anything
+ * else, such as severity or the operation name, is read from it with DuckDB's JSON functions). `time`
+ * is epoch milliseconds.
+ */
+export type TelemetryItem = { [C in RowColumn as C['field']]: KindValue[C['kind']] };
+
+/**
+ * Columns the store derives from a row's own `type` and `envelope` when it loads it: neither packed in
+ * the journal nor part of TelemetryItem. A metric's value and its `page` property (the web vitals, ADR
+ * 0034), read from the envelope once at load, so the Experience query reads no JSON. `try`: an envelope
+ * DuckDB's JSON reader refuses (a lone surrogate escape) gets NULL, never a failed load. After the row's
+ * columns, in this order; a store made before them gets them at open (`addDerivedColumns`, store.ts).
+ */
+export const derivedColumns = [
+  {
+    column: 'metric_value',
+    sql: 'DOUBLE',
+    type: 'metric',
+    json: `'$.data.baseData.metrics[0].value'`,
+    cast: 'DOUBLE',
+  },
+  {
+    column: 'metric_page',
+    sql: 'VARCHAR',
+    type: 'metric',
+    json: `'$.data.baseData.properties.page'`,
+    cast: null,
+  },
+  // The first exception's stack, the exceptions list's sample (issue 26): read from the envelope, it cost
+  // more than the rest of that query, and more again once the envelope is compressed with zstd.
+  {
+    column: 'stack',
+    sql: 'VARCHAR',
+    type: 'exception',
+    json: `'$.data.baseData.exceptions[0].stack'`,
+    cast: null,
+  },
+] as const;
+
+/** A derived column's value, from the columns `type` and `envelope` in scope. */
+export function derivedSql(column: (typeof derivedColumns)[number]): string {
+  const text = `try(json_extract_string(envelope, ${column.json}))`;
+  return `CASE WHEN type = '${column.type}' THEN ${column.cast ? `TRY_CAST(${text} AS ${column.cast})` : text} END`;
+}
+
+/** Every column of `items`, in the table's order for a store made now. */
+export const itemColumns = [...rowLayout, ...derivedColumns].map((c) => c.column);
+
+/**
+ * The `items` table. In a store made now the envelope is compressed with zstd (ADR 0070): a third of the
+ * bytes of DuckDB's automatic choice (FSST) for this JSON text. That needs DuckDB's storage format 1.2 or
+ * later; a store file made in an older format keeps its table as it was (forcing zstd there would fall
+ * back to no compression at all).
+ */
+export function itemsTableSql(compressEnvelope: boolean): string {
+  const columns = [...rowLayout, ...derivedColumns].map(
+    (c) =>
+      `${c.column} ${c.sql}${compressEnvelope && c.column === 'envelope' ? ' USING COMPRESSION zstd' : ''}`,
+  );
+  return `CREATE TABLE IF NOT EXISTS items (${columns.join(', ')})`;
+}

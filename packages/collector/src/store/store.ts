@@ -1,0 +1,479 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import {
+  DuckDBInstance,
+  DuckDBTimestampValue,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import {
+  DEFAULT_FUTURE_MS,
+  DEFAULT_PAST_MS,
+  type TelemetryItem,
+  type TelemetryType,
+} from '../protocol/envelopes.js';
+import { ITEM_KEY_SQL, RecentKeys } from '../protocol/item-identity.js';
+import { Journal } from './journal.js';
+import { packItems, selectPacked, type PackedItems } from './packed.js';
+import { derivedColumns, derivedSql, itemsTableSql, rowLayout } from './row-layout.js';
+import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
+import { openJournalLoader } from './load.js';
+import { openReaders } from './readers.js';
+import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
+
+export { rejectedFile } from './load.js';
+export type { PackedItems } from './packed.js';
+
+/**
+ * The telemetry store: one DuckDB file (columnar, chosen in docs/decisions/0004-collector-store.md)
+ * and a journal beside it (journal.ts). `append` resolves once its items are in the journal on disk;
+ * the store loads journaled items into DuckDB in large transactions (a row group at a time under load,
+ * which DuckDB writes straight to its file), and every read first loads what is still journaled, so
+ * reads see every append that has resolved.
+ */
+export interface TelemetryStore {
+  /** Stores items; resolves once they are durable (a crash after that loses none of them). */
+  append(items: readonly TelemetryItem[]): Promise<void>;
+  /** Items stored (matching the filter). */
+  count(filter?: ExportFilter): Promise<number>;
+  /** The stored envelopes (Application Insights shape), in the order stored: load by load, each in time order. */
+  export(filter?: ExportFilter): AsyncIterable<Envelope>;
+  /** Deletes items whose event time is before `before` (epoch ms); resolves to how many. */
+  prune(before: number): Promise<number>;
+  /**
+   * Deletes every item of one user (`ai.user.authUserId` or `ai.user.id` equal to `user`), those still
+   * in the journal included, and leaves no copy in the journal's files or DuckDB's WAL; resolves to how many.
+   */
+  erase(user: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The store as the collector uses it: `append` also takes packed items (from the ingest worker), so
+ * the collector still writes through `append`, whatever wraps or replaces it.
+ */
+export interface WritableStore extends TelemetryStore {
+  append(items: readonly TelemetryItem[] | PackedItems): Promise<void>;
+  /**
+   * Runs one parameterised read on a reader connection of the store's own DuckDB instance (the only
+   * process that may open the file); rows as plain JS objects. For the usage queries (analytics/usage.ts).
+   */
+  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
+  /** Items appended (durable in the journal) and not yet loaded into DuckDB. */
+  pending(): number;
+  /** Loads everything appended so far into DuckDB. */
+  flush(): Promise<void>;
+}
+
+export interface ExportFilter {
+  /** Only items whose event time is at or after this. */
+  since?: Date;
+  type?: TelemetryType;
+  /** Only one user's items: `ai.user.authUserId` (the pseudonymous id of a signed-in user) or `ai.user.id`. */
+  user?: string;
+}
+
+/** An envelope as stored: https://github.com/microsoft/ApplicationInsights-JS/blob/main/shared/AppInsightsCommon/src/Interfaces/Contracts/Generated/Envelope.ts */
+export interface Envelope {
+  ver?: number;
+  name: string;
+  time: string;
+  sampleRate?: number;
+  seq?: string;
+  iKey: string;
+  tags?: Record<string, string>;
+  data: { baseType: string; baseData: Record<string, unknown> };
+}
+
+export function storeFile(dataDir: string): string {
+  return path.join(dataDir, 'telemetry.duckdb');
+}
+
+/**
+ * DuckDB's row group: a transaction inserting at least this many rows has DuckDB write them straight
+ * to the database file, compressed, instead of into its WAL and again at the next checkpoint (measured:
+ * about 12 µs of CPU an item instead of 19). Loads under load wait for this many items.
+ */
+export const ROW_GROUP_ROWS = 122_880;
+/** The storage format new store files are written in: the first with zstd for text columns. */
+export const STORAGE_VERSION = 'v1.2.0';
+/** How often the store looks whether journaled items are due to be loaded. */
+const LOAD_TICK_MS = 50;
+
+const micros = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+
+function where(filter: ExportFilter = {}): { sql: string; values: DuckDBValue[] } {
+  const clauses: string[] = [];
+  const values: DuckDBValue[] = [];
+  if (filter.since) {
+    values.push(micros(filter.since.getTime()));
+    clauses.push(`time >= $${values.length}`);
+  }
+  if (filter.type) {
+    values.push(filter.type);
+    clauses.push(`type = $${values.length}`);
+  }
+  if (filter.user !== undefined) {
+    values.push(filter.user);
+    clauses.push(`(auth_user_id = $${values.length} OR user_id = $${values.length})`);
+  }
+  return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', values };
+}
+
+export interface OpenStoreOptions {
+  /** Where the store reports what it recovers or retries. Default: console.warn. */
+  warn?: (message: string) => void;
+  /**
+   * When journaled items are loaded into DuckDB: once `rows` are waiting, after `idleMs` without
+   * appends, or when the oldest has waited `maxLagMs`. Default: a row group, 200 ms, 5 s.
+   */
+  load?: { rows: number; idleMs: number; maxLagMs: number };
+  /** When to checkpoint between bursts (checkpoints.ts). Default: idle 2 s, WAL over 16 MiB, every 5 s. */
+  idleCheckpoint?: IdleCheckpointPolicy;
+  /**
+   * How many of the latest items' identities are kept to store each item once (item-identity.ts).
+   * Default RECENT_ITEMS; 0 stores every item appended.
+   */
+  recentItems?: number;
+}
+
+/**
+ * Identities kept to drop items sent again: about 20 MB. At the rate of a busy site (hundreds of items
+ * a second) that spans hours, far longer than the SDKs take to resend; under a flood it spans less.
+ */
+export const RECENT_ITEMS = 500_000;
+
+/** Opens (creating on first start) the store in `dataDir`, loading what its journal still holds. */
+export function openStore(dataDir: string, options: OpenStoreOptions = {}): Promise<TelemetryStore> {
+  return openWritableStore(dataDir, options);
+}
+
+/**
+ * Columns added since a store was made, and what each holds for the rows it has then: the segments'
+ * tags and properties, read from the envelope (a device type came from the request, which is gone); the
+ * derived ones (row-layout.ts) as the load computes them.
+ */
+const segmentFills: Record<string, string | null> = {
+  browser: `try(json_extract_string(envelope, '$.tags."ai.device.browser"'))`,
+  device_type: null,
+  roles: `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`,
+};
+const addedColumns: { column: string; sql: string; fill: string | null }[] = [
+  ...rowLayout.flatMap((c) =>
+    c.column in segmentFills ? [{ column: c.column, sql: c.sql, fill: segmentFills[c.column] ?? null }] : [],
+  ),
+  ...derivedColumns.map((c) => ({ column: c.column, sql: c.sql, fill: derivedSql(c) })),
+];
+
+/**
+ * A store made before some columns gets them, filled from the rows it holds, once: the column's absence
+ * is the mark. One transaction, so a crash leaves either nothing or all of it.
+ */
+async function addColumns(writer: DuckDBConnection): Promise<void> {
+  const existing = new Set(
+    (
+      await writer.runAndReadAll(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'items'",
+      )
+    )
+      .getRows()
+      .map(([name]) => String(name)),
+  );
+  const missing = addedColumns.filter((c) => !existing.has(c.column));
+  if (missing.length === 0) return;
+  const fills = missing.filter((c) => c.fill !== null);
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const c of missing) await writer.run(`ALTER TABLE items ADD COLUMN ${c.column} ${c.sql}`);
+    if (fills.length > 0)
+      await writer.run(`UPDATE items SET ${fills.map((c) => `${c.column} = ${c.fill}`).join(', ')}`);
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK');
+    throw error;
+  }
+}
+
+/** openStore, with the collector's packed appends. */
+export async function openWritableStore(
+  dataDir: string,
+  options: OpenStoreOptions = {},
+): Promise<WritableStore> {
+  const file = storeFile(dataDir);
+  const warn = options.warn ?? ((message: string) => console.warn(`[collector] ${message}`));
+  mkdirSync(dataDir, { recursive: true });
+  let instance: DuckDBInstance;
+  // A new store file is written in DuckDB's storage format 1.2, which has zstd for text (the envelope,
+  // ADR 0070); a file made before keeps the format it was made in, and opens as before.
+  const newFile = !existsSync(file);
+  try {
+    // DuckDB checkpoints when its WAL passes this size, rewriting the table's last (partial) row group
+    // each time; at the default 16 MB that work dominates ingest (11k items/s against 55k at 256 MB).
+    instance = await DuckDBInstance.create(file, {
+      checkpoint_threshold: '256MB',
+      storage_compatibility_version: STORAGE_VERSION,
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // DuckDB allows one process per file: a running server keeps it locked.
+    if (/lock/i.test(message)) {
+      throw new Error(`The telemetry store ${file} is in use by another process (a running server?).`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  const readers = openReaders(instance);
+  const writer = await instance.connect();
+  await writer.run(itemsTableSql(newFile));
+  // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
+  // accepts (lone surrogate escapes): such a load would fail again and again.
+  const envelopeType = (
+    await writer.runAndReadAll(
+      "SELECT data_type FROM information_schema.columns WHERE table_name = 'items' AND column_name = 'envelope'",
+    )
+  ).getRows()[0]?.[0];
+  if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
+  await addColumns(writer);
+  await addRollup(writer);
+  const loader = await openJournalLoader(writer, dataDir, warn);
+  // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
+  // prune's deletes in DuckDB's optimistic concurrency.
+  let writerBusy: Promise<unknown> = Promise.resolve();
+  function withWriter<T>(use: () => Promise<T>): Promise<T> {
+    const result = writerBusy.then(use);
+    writerBusy = result.catch(() => undefined);
+    return result;
+  }
+
+  let lastWrite = Date.now();
+  const stopCheckpoints = startIdleCheckpoints(
+    file,
+    options.idleCheckpoint ?? DEFAULT_IDLE_CHECKPOINT,
+    () => lastWrite,
+    () => withWriter(() => writer.run('CHECKPOINT')),
+  );
+
+  /**
+   * Loads up to `limit` journaled items into DuckDB, each transaction also moving the journal position,
+   * so no item is loaded twice; a record DuckDB refuses is moved aside (setAside). Resolves to how many.
+   */
+  function load(limit: number): Promise<number> {
+    return withWriter(async () => {
+      const rows = await loader.load(journal, limit);
+      lastWrite = Date.now();
+      await journal.drop(loader.loaded.segment).catch((error: unknown) => {
+        warn(`journal: could not delete loaded segments (${String(error)}); deleted at next start`);
+      });
+      return rows;
+    });
+  }
+
+  // The journal: appends are durable once in it, and loaded into DuckDB in large transactions.
+  const journal = await Journal.open(path.join(dataDir, 'journal'), loader.loaded, warn);
+  const recovered = await load(Infinity);
+  if (recovered > 0) warn(`journal: loaded ${recovered} items a previous run had not loaded`);
+
+  // The identities of the latest items, so an item sent again (the SDKs deliver at least once) is
+  // stored once; only items inside the time window can be accepted, so only those need remembering.
+  const capacity = options.recentItems ?? RECENT_ITEMS;
+  const recent = capacity > 0 ? new RecentKeys(capacity) : undefined;
+  if (recent) {
+    const since = Date.now() - DEFAULT_PAST_MS - DEFAULT_FUTURE_MS;
+    const keys = await writer.runAndReadAll(
+      `SELECT ${ITEM_KEY_SQL} FROM (SELECT envelope FROM items WHERE time >= $1 ORDER BY time DESC LIMIT $2)`,
+      [micros(since), capacity],
+    );
+    for (const [key] of keys.getRows().reverse()) recent.add(parseInt(String(key), 16));
+  }
+
+  /** Items in the journal, not yet loaded into DuckDB. */
+  let pendingCount = 0;
+  let oldestPending = 0;
+  let lastAppend = 0;
+  let loadFailures = 0;
+  let retryAt = 0;
+  const loadPolicy = options.load ?? { rows: ROW_GROUP_ROWS, idleMs: 200, maxLagMs: 5000 };
+
+  /**
+   * Loads run one after another. Under load a load takes whole row groups (`loadPolicy.rows` at a
+   * time), so DuckDB writes them straight to its file and its checkpoints have no partial row groups
+   * to merge (which measured as costly as the load itself); a pause, the time limit and reads take all.
+   */
+  let loading: Promise<void> = Promise.resolve();
+  let queued: { all: boolean; done: Promise<void> } | undefined;
+  function loadPending(all: boolean): Promise<void> {
+    if (queued) {
+      queued.all ||= all;
+      return queued.done;
+    }
+    const next: { all: boolean; done: Promise<void> } = { all, done: Promise.resolve() };
+    next.done = loading.then(async () => {
+      queued = undefined;
+      const limit = next.all ? Infinity : Math.floor(pendingCount / loadPolicy.rows) * loadPolicy.rows;
+      // (With nothing pending, a load still moves past a sealed segment, so that it can be deleted.)
+      if (limit === 0) return;
+      const started = Date.now();
+      try {
+        const rows = await load(limit); // (Not `pendingCount -= await …`: appends go on meanwhile.)
+        pendingCount -= rows;
+        loadFailures = 0;
+      } catch (error) {
+        // Still in the journal, from the same position: the next load tries again.
+        retryAt = Date.now() + Math.min(30_000, 1000 * 2 ** loadFailures++);
+        warn(`loading journaled items into the store failed (${String(error)}); will retry`);
+        throw error;
+      }
+      // What is left arrived about while this load ran.
+      if (pendingCount > 0) oldestPending = started;
+    });
+    queued = next;
+    loading = next.done.catch(() => undefined);
+    return next.done;
+  }
+
+  const loadTimer = setInterval(() => {
+    const now = Date.now();
+    if (pendingCount === 0 || now < retryAt) return;
+    if (pendingCount >= loadPolicy.rows)
+      loadPending(false).catch(() => undefined); // Reported by loadPending.
+    else if (now - lastAppend >= loadPolicy.idleMs || now - oldestPending >= loadPolicy.maxLagMs)
+      loadPending(true).catch(() => undefined);
+  }, LOAD_TICK_MS);
+  loadTimer.unref();
+
+  /** Journal writes under way: an item found to be a copy of one of theirs is stored once they are. */
+  const writing = new Set<Promise<void>>();
+
+  /** The items of `packed` not stored yet (their keys now taken), and whether any were copies. */
+  function unseen(packed: PackedItems): { fresh: PackedItems; copies: boolean } {
+    if (!recent) return { fresh: packed, copies: false };
+    let copies = 0;
+    const isCopy = packed.keys.map((key) => {
+      if (recent.has(key)) return ++copies > 0;
+      recent.add(key);
+      return false;
+    });
+    return { fresh: copies ? selectPacked(packed, (i) => !isCopy[i]) : packed, copies: copies > 0 };
+  }
+
+  async function appendPacked(packed: PackedItems): Promise<void> {
+    if (packed.count === 0) return;
+    const { fresh, copies } = unseen(packed);
+    const originals = copies ? [...writing] : [];
+    if (fresh.count > 0) {
+      const write = journal.append(fresh.chunks, () => {
+        if (pendingCount === 0) oldestPending = Date.now();
+        pendingCount += fresh.count;
+        lastAppend = Date.now();
+      });
+      writing.add(write);
+      try {
+        await write;
+      } catch (error) {
+        // Not stored: a resend must not be taken for a copy.
+        for (const key of fresh.keys) recent?.delete(key);
+        throw error;
+      } finally {
+        writing.delete(write);
+      }
+    }
+    // A copy is durable once its original is; if that write failed, this sender should resend too.
+    await Promise.all(originals);
+    if (pendingCount >= loadPolicy.rows && Date.now() >= retryAt) loadPending(false).catch(() => undefined);
+  }
+
+  /** Everything appended so far, loaded: what reads see. */
+  const flush = () => (pendingCount > 0 ? loadPending(true) : loading);
+
+  // Readers are kept for reuse (a connection costs little, but the dashboard asks several queries at
+  // once); each runs one query at a time, and never waits behind the writer.
+  async function read(sql: string, values: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
+    await flush();
+    return readers.read(sql, values);
+  }
+
+  return {
+    read,
+    // Async, so an item packItems refuses rejects the append (and nothing of it is written).
+    async append(items) {
+      await appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems));
+    },
+
+    pending: () => pendingCount,
+    flush,
+
+    async count(filter) {
+      await flush();
+      const { sql, values } = where(filter);
+      return readers.with(async (c) => {
+        const rows = (await c.runAndReadAll(`SELECT count(*) FROM items ${sql}`, values)).getRows();
+        return Number(rows[0]?.[0] ?? 0);
+      });
+    },
+
+    async *export(filter) {
+      await flush();
+      const { sql, values } = where(filter);
+      for await (const [envelope] of readers.stream(`SELECT envelope FROM items ${sql}`, values))
+        yield JSON.parse(String(envelope)) as Envelope;
+    },
+
+    async prune(before) {
+      await flush();
+      return readers.with(async (c) => {
+        // The rollup in the same transaction: a reader sees both or neither.
+        await c.run('BEGIN TRANSACTION');
+        try {
+          const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
+          for (const sql of pruneRollupSql) await c.run(sql, [micros(before)]);
+          await c.run('COMMIT');
+          return result.rowsChanged;
+        } catch (error) {
+          await c.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+      });
+    },
+
+    async erase(user) {
+      // End the journal's segment first: once loaded, it is deleted, and no copy is left in its file.
+      await journal.seal();
+      await loadPending(true);
+      const erased = await withWriter(async () => {
+        await writer.run('BEGIN TRANSACTION');
+        let result;
+        try {
+          result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
+          await writer.run(eraseRollupSql, [user]);
+          await writer.run('COMMIT');
+        } catch (error) {
+          await writer.run('ROLLBACK').catch(() => undefined);
+          throw error;
+        }
+        // Nor in the WAL; if a long export holds it off, the idle checkpoint does it shortly after.
+        await writer.run('CHECKPOINT').catch((error: unknown) => {
+          warn(`erasure: checkpoint deferred (${String(error)})`);
+        });
+        return Number(result.rowsChanged);
+      });
+      await journal.drop(loader.loaded.segment);
+      return erased;
+    },
+
+    async close() {
+      stopCheckpoints();
+      clearInterval(loadTimer);
+      // What is still journaled is loaded now; if that fails, the next start loads it.
+      await flush().catch(() => undefined);
+      await journal.close();
+      // The segment just closed is loaded to its end: moving past it lets it go, leaving no journal.
+      if (pendingCount === 0) await load(Infinity).catch(() => undefined);
+      await writerBusy;
+      loader.close();
+      readers.closeAll();
+      writer.closeSync();
+      instance.closeSync();
+    },
+  };
+}
