@@ -19,6 +19,7 @@ import { derivedColumns, derivedSql, itemsTableSql, rowLayout } from './row-layo
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
 import { openReaders } from './readers.js';
+import { compactNextDay, startOfDay } from './compact.js';
 import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
 
 export { rejectedFile } from './load.js';
@@ -63,6 +64,11 @@ export interface WritableStore extends TelemetryStore {
   pending(): number;
   /** Loads everything appended so far into DuckDB. */
   flush(): Promise<void>;
+  /**
+   * Rewrites every whole UTC day before today not yet rewritten, sorted by type (compact.ts; the store
+   * also does it by itself, at most a day a minute); resolves to how many days.
+   */
+  compact(): Promise<number>;
 }
 
 export interface ExportFilter {
@@ -135,6 +141,8 @@ export interface OpenStoreOptions {
    * Default RECENT_ITEMS; 0 stores every item appended.
    */
   recentItems?: number;
+  /** How often the store rewrites the next past day sorted by type, if one waits (compact.ts). Default 60 s; 0: never. */
+  compactEveryMs?: number;
 }
 
 /**
@@ -342,6 +350,35 @@ export async function openWritableStore(
   }, LOAD_TICK_MS);
   loadTimer.unref();
 
+  /**
+   * Day compaction (compact.ts, ADR 0072): at most one day a minute, on the writer, unless loads are
+   * behind (a row group or more waiting); a busy site has no quiet moments, so it does not wait for one.
+   * Then a checkpoint, so the day's deleted rows are given back and its WAL does not wait. A failure (a
+   * prune's delete of the same rows) is tried again at the next turn.
+   */
+  let closed = false;
+  let compacting = false;
+  function compactDay(): Promise<number | null> {
+    return withWriter(async () => {
+      if (closed) return null;
+      const day = await compactNextDay(writer, startOfDay(Date.now()));
+      if (day !== null) await writer.run('CHECKPOINT').catch(() => undefined); // The idle checkpoint retries.
+      return day;
+    });
+  }
+  const compactEveryMs = options.compactEveryMs ?? 60_000;
+  const compactTimer = compactEveryMs > 0 ? setInterval(compactTurn, compactEveryMs) : undefined;
+  compactTimer?.unref();
+  function compactTurn() {
+    if (closed || compacting || pendingCount >= loadPolicy.rows) return;
+    compacting = true;
+    compactDay()
+      .catch((error: unknown) => {
+        if (!closed) warn(`compacting a day of items failed (${String(error)}); will retry`);
+      })
+      .finally(() => (compacting = false));
+  }
+
   /** Journal writes under way: an item found to be a copy of one of theirs is stored once they are. */
   const writing = new Set<Promise<void>>();
 
@@ -461,9 +498,18 @@ export async function openWritableStore(
       return erased;
     },
 
+    async compact() {
+      await flush();
+      let days = 0;
+      while ((await compactDay()) !== null) days++;
+      return days;
+    },
+
     async close() {
       stopCheckpoints();
       clearInterval(loadTimer);
+      clearInterval(compactTimer);
+      closed = true;
       // What is still journaled is loaded now; if that fails, the next start loads it.
       await flush().catch(() => undefined);
       await journal.close();
