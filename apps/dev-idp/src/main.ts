@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // CLI: node apps/dev-idp/dist/main.js (settings from the environment, see env.ts).
-import { InvalidEnvError, readDevIdpEnv } from './env.js';
+import { ConfigError } from '@gatehouse/config';
+import { readDevIdpEnv } from './env.js';
 import { startDevIdp } from './index.js';
 
 async function main(): Promise<void> {
@@ -8,7 +9,7 @@ async function main(): Promise<void> {
   try {
     settings = readDevIdpEnv(process.env);
   } catch (error) {
-    if (!(error instanceof InvalidEnvError)) throw error;
+    if (!(error instanceof ConfigError)) throw error;
     console.error(error.message);
     process.exitCode = 1;
     return;

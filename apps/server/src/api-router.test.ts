@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { apiHandlers } from './api.js';
 import { createApiRouter, type ApiHandlers } from './api-router.js';
-import { InvalidTokenError, type ApiUser, type TokenVerifier } from './auth/bearer.js';
+import { InvalidTokenError, type ApiUser, type TokenVerifier } from './auth/token-verifier.js';
 import { apiRoutes } from './test-support/contract.js';
 
 /**

@@ -1,5 +1,6 @@
 import {
   errorBody,
+  namedIssues,
   roleFor,
   type Access,
   type BodyOf,
@@ -54,13 +55,11 @@ export interface ApiRouterOptions {
 
 /** One message naming every bad parameter: "range must be one of …; limit must be …". */
 export function describeIssues(error: z.ZodError): string {
-  const parts = error.issues.flatMap((issue) => {
-    if (issue.code === 'unrecognized_keys')
-      return issue.keys.map((key) => `${key} is not a parameter of this endpoint`);
-    const name = issue.path.map(String).join('.') || 'the request';
-    return [`${name} ${issue.message}`];
+  const named = namedIssues(error.issues, {
+    whole: 'the request',
+    unknownKey: 'a parameter of this endpoint',
   });
-  return `${[...new Set(parts)].join('; ')}.`;
+  return `${named.map(({ name, message }) => `${name} ${message}`).join('; ')}.`;
 }
 
 class BadRequest extends Error {}

@@ -2,7 +2,7 @@ import { createOpenApiDocument, endpoints } from '@gatehouse/api-contract';
 import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
 import type express from 'express';
 import { createApiRouter, type ApiHandlers, type ApiRouterOptions } from './api-router.js';
-import type { TokenVerifier } from './auth/bearer.js';
+import type { TokenVerifier } from './auth/token-verifier.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { usageHandlers, type UsageSource } from './usage.js';
 

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { errorBody } from '@gatehouse/api-contract';
+import { errorBody, type RuntimeConfig } from '@gatehouse/api-contract';
 import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createApi } from './api.js';
-import { createTokenVerifier, type DpopPolicy } from './auth/bearer.js';
+import type { DpopPolicy } from './auth/bearer.js';
+import { createTokenVerifier } from './auth/token-verifier.js';
 import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
@@ -76,7 +77,7 @@ export const PERMISSIONS_POLICY = [
 ].join(', ');
 
 /** The public subset of the configuration the SPA receives at run time: never a secret. */
-export function publicConfig(config: ServerConfig, authority: string) {
+export function publicConfig(config: ServerConfig, authority: string): RuntimeConfig {
   return {
     oidc: {
       authority,

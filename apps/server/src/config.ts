@@ -1,32 +1,12 @@
-import { parseConnectionString } from '@gatehouse/collector';
-import { z } from 'zod';
-import { LOG_LEVELS, type LogLevelName } from './log.js';
+import {
+  ConfigError,
+  environment,
+  parseConnectionString,
+  readEnvironment,
+  type LogLevelName,
+} from '@gatehouse/config';
 
-export { parseConnectionString };
-
-const port = (fallback: number) => z.coerce.number().int().min(1).max(65_535).default(fallback);
-const flag = z
-  .enum(['1', '0', 'true', 'false', ''])
-  .default('')
-  .transform((value) => value === '1' || value === 'true');
-const optionalText = z
-  .string()
-  .trim()
-  .transform((value) => value || undefined)
-  .optional();
-
-/** Azure Monitor connection string: `Key=Value;Key=Value`, with at least an InstrumentationKey. */
-const connectionString = optionalText.superRefine((value, ctx) => {
-  if (value === undefined) return;
-  const fields = parseConnectionString(value);
-  if (!fields.instrumentationkey) {
-    ctx.addIssue({ code: 'custom', message: 'must contain InstrumentationKey=<guid>' });
-  }
-  const endpoint = fields.ingestionendpoint;
-  if (endpoint !== undefined && !URL.canParse(endpoint)) {
-    ctx.addIssue({ code: 'custom', message: 'IngestionEndpoint must be a URL' });
-  }
-});
+export { ConfigError, parseConnectionString };
 
 /** A host that only this machine reaches: the bundled provider and plain http are safe there. */
 export function isLoopbackHost(hostname: string): boolean {
@@ -66,220 +46,113 @@ const PRODUCTION_TRANSPORTS = [
   ],
 ] as const;
 
-/** Every environment variable the server reads, with its default. Nothing else reads process.env. */
-const envSchema = z
-  .object({
-    NODE_ENV: optionalText,
-    ALLOW_BUNDLED_DEV_IDP: flag,
-    PORT: port(3000),
-    IDP_PORT: port(3001),
-    PUBLIC_ORIGIN: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
-    OIDC_AUTHORITY: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
-    OIDC_CLIENT_ID: optionalText,
-    OIDC_SCOPE: z
-      .string()
-      .trim()
-      .default('openid profile email offline_access')
-      .refine((scope) => scope.split(/\s+/).includes('openid'), 'must include "openid"'),
-    OIDC_ROLES_CLAIM: z.string().trim().min(1).default('roles'),
-    OIDC_TOKEN_STORE: z.enum(['session', 'memory']).default('session'),
-    OIDC_AUDIENCE: optionalText,
-    OIDC_INTROSPECTION_CLIENT_ID: optionalText,
-    OIDC_INTROSPECTION_CLIENT_SECRET: optionalText,
-    OIDC_EXTRA_AUTH_PARAMS: optionalText.refine(
-      (value) => value === undefined || [...new URLSearchParams(value).keys()].length > 0,
-      'must be a query string such as "audience=https://api.example.com"',
-    ),
-    APPLICATIONINSIGHTS_CONNECTION_STRING: connectionString,
-    TELEMETRY_CONSENT: z.enum(['ask', 'implied']).default('ask'),
-    // The relay to Azure Monitor and the dashboard over Log Analytics (docs/azure.md).
-    TELEMETRY_RELAY: flag,
-    TELEMETRY_RELAY_LOCAL_COPY: flag,
-    TELEMETRY_RELAY_MAX_MB: z.coerce.number().int().min(1).default(1024),
-    TELEMETRY_RELAY_MAX_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
-    LOG_ANALYTICS_WORKSPACE_ID: optionalText.pipe(
-      z
-        .string()
-        .regex(
-          /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
-          'must be a workspace id (a GUID)',
-        )
-        .optional(),
-    ),
-    LOG_ANALYTICS_ENDPOINT: optionalText.pipe(z.url({ protocol: /^https$/ }).optional()),
-    APPLICATIONINSIGHTS_RESOURCE_ID: optionalText.pipe(
-      z
-        .string()
-        .regex(
-          /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/microsoft\.insights\/components\/[^/]+$/i,
-          'must be the resource id of an Application Insights resource',
-        )
-        .optional(),
-    ),
-    GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
-    TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
-    // Collector and HTTP limits (docs/configuration.md, "Limits for operators"); 0 turns a rate limit or the quota off.
-    TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(0).default(5000),
-    TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
-    TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),
-    TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(5120),
-    // 60 KiB/s with a 1 MiB burst: one source needs a day (and more) to fill the default quota.
-    TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(60),
-    TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce.number().int().min(64).default(1024),
-    TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce.number().int().min(0).default(64),
-    HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
-    HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
-    HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),
-    // SIGTERM: readiness fails at once, the listener stays open SHUTDOWN_DELAY_SECONDS (for the balancer
-    // to see it), then in-flight requests get up to SHUTDOWN_TIMEOUT_SECONDS to finish.
-    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-    SHUTDOWN_DELAY_SECONDS: z.coerce.number().int().min(0).max(300).default(0),
-    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().int().min(0).max(3600).default(10),
-    TELEMETRY_USER_ID_SECRET: optionalText.pipe(
-      z
-        .string()
-        .transform((value) => value.split(',').map((secret) => secret.trim()))
-        .refine(
-          (secrets) => secrets.every((secret) => secret.length >= 32),
-          'must be one secret of at least 32 characters, or several separated by commas (the first issues ids)',
-        )
-        .optional(),
-    ),
-    // Several replicas (docs/replicas.md): the one holding the store sets COLLECTOR_TOKEN; the others
-    // set COLLECTOR_URL (the store holder's own address, not the balancer's) and the same token.
-    COLLECTOR_URL: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
-    COLLECTOR_TOKEN: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-    // Shared by every replica: the DPoP replay table and the rate-limit buckets (docs/decisions/0062).
-    // How long a forwarding replica holds telemetry for a store holder that is restarting (then 503).
-    COLLECTOR_WAIT_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
-    REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
-    TRUST_PROXY: flag,
-    // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
-    TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
-    // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
-    API_DPOP: z.enum(['allowed', 'required']).default('allowed'),
-    API_DPOP_NONCES: flag,
-    API_DPOP_NONCE_SECRET: optionalText.pipe(z.string().min(32, 'must be at least 32 characters').optional()),
-    TLS_CERT_FILE: optionalText,
-    TLS_KEY_FILE: optionalText,
-    DEV_IDP_TEST_CONTROLS: flag,
-    DEV_IDP_TEST_CONTROLS_SECRET: optionalText.pipe(
-      z.string().min(16, 'must be at least 16 characters').optional(),
-    ),
-    DEV_IDP_ACCESS_TOKEN_TTL: z.coerce.number().int().min(1).max(86_400).optional(),
-    DEV_IDP_ACCESS_TOKEN_FORMAT: z.enum(['jwt', 'opaque']).default('jwt'),
-    DEV_IDP_DPOP: z.enum(['on', 'off']).default('on'),
-    DEV_IDP_ROLES_CLAIM: z
-      .string()
-      .regex(/^[\w-]+(\.[\w-]+)*$/, 'must be a claim name or a dotted path such as realm_access.roles')
-      .default('roles'),
-  })
-  .superRefine((env, ctx) => {
-    if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['OIDC_CLIENT_ID'],
-        message: 'is required when OIDC_AUTHORITY is set',
-      });
-    }
-    if (Boolean(env.OIDC_INTROSPECTION_CLIENT_ID) !== Boolean(env.OIDC_INTROSPECTION_CLIENT_SECRET)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [
-          env.OIDC_INTROSPECTION_CLIENT_ID
-            ? 'OIDC_INTROSPECTION_CLIENT_SECRET'
-            : 'OIDC_INTROSPECTION_CLIENT_ID',
-        ],
-        message: 'OIDC_INTROSPECTION_CLIENT_ID and OIDC_INTROSPECTION_CLIENT_SECRET go together',
-      });
-    }
-    const production = env.NODE_ENV === 'production';
-    const publicOrigin =
-      env.PUBLIC_ORIGIN !== undefined && !isLoopbackHost(new URL(env.PUBLIC_ORIGIN).hostname);
-    if (!env.OIDC_AUTHORITY && (production || publicOrigin) && !env.ALLOW_BUNDLED_DEV_IDP) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['OIDC_AUTHORITY'],
-        message:
-          `is required ${production ? 'when NODE_ENV=production' : `for the public origin ${env.PUBLIC_ORIGIN}`}: ` +
-          'without it Gatehouse would start its bundled development provider, whose demo accounts (admin/admin) ' +
-          'anyone can use and whose address is localhost. Set OIDC_AUTHORITY to your provider, or ' +
-          'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
-      });
-    }
-    if (production) {
-      // Plain-text transports only to this machine: anyone on the way could read and change what travels.
-      for (const [key, secure, plain, why] of PRODUCTION_TRANSPORTS) {
-        const value = env[key];
-        if (value !== undefined && !secureOrLoopback(value, secure)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: [key],
-            message: `must use ${secure} when NODE_ENV=production (${why}); only a loopback address may use ${plain}`,
-          });
-        }
+/** The shared environment (packages/config), with the rules that tie the server's settings together. */
+const envSchema = environment.superRefine((env, ctx) => {
+  if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OIDC_CLIENT_ID'],
+      message: 'is required when OIDC_AUTHORITY is set',
+    });
+  }
+  if (Boolean(env.OIDC_INTROSPECTION_CLIENT_ID) !== Boolean(env.OIDC_INTROSPECTION_CLIENT_SECRET)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [
+        env.OIDC_INTROSPECTION_CLIENT_ID
+          ? 'OIDC_INTROSPECTION_CLIENT_SECRET'
+          : 'OIDC_INTROSPECTION_CLIENT_ID',
+      ],
+      message: 'OIDC_INTROSPECTION_CLIENT_ID and OIDC_INTROSPECTION_CLIENT_SECRET go together',
+    });
+  }
+  const production = env.NODE_ENV === 'production';
+  const publicOrigin =
+    env.PUBLIC_ORIGIN !== undefined && !isLoopbackHost(new URL(env.PUBLIC_ORIGIN).hostname);
+  if (!env.OIDC_AUTHORITY && (production || publicOrigin) && !env.ALLOW_BUNDLED_DEV_IDP) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OIDC_AUTHORITY'],
+      message:
+        `is required ${production ? 'when NODE_ENV=production' : `for the public origin ${env.PUBLIC_ORIGIN}`}: ` +
+        'without it Gatehouse would start its bundled development provider, whose demo accounts (admin/admin) ' +
+        'anyone can use and whose address is localhost. Set OIDC_AUTHORITY to your provider, or ' +
+        'ALLOW_BUNDLED_DEV_IDP=1 to start the bundled provider anyway (demonstrations and tests only).',
+    });
+  }
+  if (production) {
+    // Plain-text transports only to this machine: anyone on the way could read and change what travels.
+    for (const [key, secure, plain, why] of PRODUCTION_TRANSPORTS) {
+      const value = env[key];
+      if (value !== undefined && !secureOrLoopback(value, secure)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `must use ${secure} when NODE_ENV=production (${why}); only a loopback address may use ${plain}`,
+        });
       }
     }
-    if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
-        message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
-      });
-    }
-    if (env.TELEMETRY_RELAY && !env.APPLICATIONINSIGHTS_CONNECTION_STRING) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TELEMETRY_RELAY'],
-        message: 'needs APPLICATIONINSIGHTS_CONNECTION_STRING: the relay forwards to its ingestion endpoint',
-      });
-    }
-    if (env.TELEMETRY_RELAY_LOCAL_COPY && !env.TELEMETRY_RELAY) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TELEMETRY_RELAY_LOCAL_COPY'],
-        message: 'needs TELEMETRY_RELAY=true',
-      });
-    }
-    const endpoint =
-      env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING
-        ? parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint
-        : undefined;
-    if (endpoint !== undefined && URL.canParse(endpoint) && !secureOrLoopback(endpoint, 'https')) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
-        message: 'IngestionEndpoint must use https for the relay; only a loopback address may use http',
-      });
-    }
-    if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['COLLECTOR_TOKEN'],
-        message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
-      });
-    }
-    if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['TELEMETRY_USER_ID_SECRET'],
-        message:
-          'is required with COLLECTOR_TOKEN: every replica must issue and verify the same pseudonymous ' +
-          'user ids, and the key each would otherwise keep in its own data folder would differ',
-      });
-    }
-    if (env.COLLECTOR_TOKEN && env.API_DPOP_NONCES && !env.API_DPOP_NONCE_SECRET) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['API_DPOP_NONCE_SECRET'],
-        message:
-          'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
-      });
-    }
-    if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
-      ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
-    }
-  });
+  }
+  if ((env.TLS_CERT_FILE === undefined) !== (env.TLS_KEY_FILE === undefined)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [env.TLS_CERT_FILE ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE'],
+      message: 'is required when the other of TLS_CERT_FILE and TLS_KEY_FILE is set',
+    });
+  }
+  if (env.TELEMETRY_RELAY && !env.APPLICATIONINSIGHTS_CONNECTION_STRING) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TELEMETRY_RELAY'],
+      message: 'needs APPLICATIONINSIGHTS_CONNECTION_STRING: the relay forwards to its ingestion endpoint',
+    });
+  }
+  if (env.TELEMETRY_RELAY_LOCAL_COPY && !env.TELEMETRY_RELAY) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TELEMETRY_RELAY_LOCAL_COPY'],
+      message: 'needs TELEMETRY_RELAY=true',
+    });
+  }
+  const endpoint =
+    env.TELEMETRY_RELAY && env.APPLICATIONINSIGHTS_CONNECTION_STRING
+      ? parseConnectionString(env.APPLICATIONINSIGHTS_CONNECTION_STRING).ingestionendpoint
+      : undefined;
+  if (endpoint !== undefined && URL.canParse(endpoint) && !secureOrLoopback(endpoint, 'https')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['APPLICATIONINSIGHTS_CONNECTION_STRING'],
+      message: 'IngestionEndpoint must use https for the relay; only a loopback address may use http',
+    });
+  }
+  if (env.COLLECTOR_URL && !env.COLLECTOR_TOKEN) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['COLLECTOR_TOKEN'],
+      message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
+    });
+  }
+  if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['TELEMETRY_USER_ID_SECRET'],
+      message:
+        'is required with COLLECTOR_TOKEN: every replica must issue and verify the same pseudonymous ' +
+        'user ids, and the key each would otherwise keep in its own data folder would differ',
+    });
+  }
+  if (env.COLLECTOR_TOKEN && env.API_DPOP_NONCES && !env.API_DPOP_NONCE_SECRET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['API_DPOP_NONCE_SECRET'],
+      message:
+        'is required with COLLECTOR_TOKEN and API_DPOP_NONCES: a nonce one replica issued must hold at the next',
+    });
+  }
+  if (!env.OIDC_AUTHORITY && env.IDP_PORT === env.PORT) {
+    ctx.addIssue({ code: 'custom', path: ['IDP_PORT'], message: 'must differ from PORT' });
+  }
+});
 
 export interface ServerConfig {
   port: number;
@@ -418,21 +291,9 @@ export interface ServerConfig {
  */
 export const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  readonly code = 'config_invalid';
-}
-
 /** Validates the environment at once and names every missing or invalid key in one message. */
 export function loadConfig(env: Record<string, string | undefined>): ServerConfig {
-  const result = envSchema.safeParse(env);
-  if (!result.success) {
-    const problems = result.error.issues.map(
-      (issue) => `  - ${issue.path.join('.') || '(environment)'}: ${issue.message}`,
-    );
-    throw new ConfigError(`Gatehouse cannot start: the configuration is invalid.\n${problems.join('\n')}`);
-  }
-  const e = result.data;
+  const e = readEnvironment(envSchema, env, 'Gatehouse');
   const tls =
     e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined;
   const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;

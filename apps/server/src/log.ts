@@ -4,9 +4,9 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
-/** LOG_LEVEL's values, pino's names. */
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevelName = (typeof LOG_LEVELS)[number];
+// LOG_LEVEL's values, pino's names: defined with the rest of the environment (packages/config).
+import type { LogLevelName } from '@gatehouse/config';
+export { LOG_LEVELS, type LogLevelName } from '@gatehouse/config';
 
 /**
  * The server's one logger: JSON, one object a line, with `time` (ISO 8601), `level` (its name, as log

@@ -32,38 +32,30 @@ export { openStore, storeFile } from './store/store.js';
 export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store/store.js';
 export { readStoreSettings } from './cli/settings.js';
 export type { StoreSettings } from './cli/settings.js';
-export {
-  createUsageQueries,
-  rangeSpecs,
-  SESSION_ID,
-  SESSIONS_LIMIT,
-  USER_ID,
-  usageRanges,
-} from './analytics/usage.js';
+export { createUsageQueries, SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from './analytics/usage.js';
 export type {
   DependencyRow,
   ExceptionGroup,
   Overview,
   PageRow,
-  Period,
   SessionRow,
   SessionTimeline,
   Tile,
   TimelineItem,
   Timeseries,
   TimeseriesBucket,
-  UsageOptions,
   UsageQueries,
   UsageRange,
-  UsageReader,
 } from './analytics/usage.js';
+export { rangeSpecs } from './analytics/sql.js';
+export type { Period, UsageOptions, UsageReader } from './analytics/sql.js';
 export { createAnalyticsQueries } from './analytics/product.js';
 export type { AnalyticsQueries } from './analytics/product.js';
 export { rateVital, vitalThresholds } from './analytics/experience.js';
 export { openRelaySink, teeSink } from './relay/relay-sink.js';
 export type { RelaySink, RelaySinkOptions } from './relay/relay-sink.js';
 export type { RelayStats } from './relay/forwarder.js';
-export { ingestionTarget, parseConnectionString } from './relay/connection-string.js';
+
 export { createLogAnalyticsQueries } from './log-analytics/log-analytics-queries.js';
 export type { Freshness, LogAnalyticsQueries, PortalLinks } from './log-analytics/log-analytics-queries.js';
 export { NotAvailableError } from './log-analytics/kql.js';

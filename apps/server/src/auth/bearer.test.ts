@@ -3,13 +3,13 @@ import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
 import { exportPKCS8, generateKeyPair, importPKCS8, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireAccessToken } from './bearer.js';
 import {
   createTokenVerifier,
   InvalidTokenError,
-  requireAccessToken,
   type ApiUser,
   type TokenVerifier,
-} from './bearer.js';
+} from './token-verifier.js';
 import { createDpopVerifier, DpopNonces } from './dpop.js';
 import type { IntrospectionClient } from './opaque-token.js';
 import { makeDpopKey, makeDpopProof, type DpopKey } from '../test-support/dpop-proof.js';

@@ -9,7 +9,7 @@ import {
   ts,
   type UsageOptions,
   type UsageReader,
-} from './usage.js';
+} from './sql.js';
 
 // Typed columns only (name, user_id, session_id), so the envelope is never read.
 const eventsSql = (seg: string) => `SELECT coalesce(name, '') AS name,

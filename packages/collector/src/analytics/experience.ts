@@ -19,7 +19,7 @@ import {
   ts,
   type UsageOptions,
   type UsageReader,
-} from './usage.js';
+} from './sql.js';
 
 /**
  * The Experience section's query: the web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts)

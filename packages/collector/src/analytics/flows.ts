@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { UserFlows } from '@gatehouse/api-contract';
-import { describePeriod, num, period, segmentSql, ts, type UsageOptions, type UsageReader } from './usage.js';
+import { describePeriod, num, period, segmentSql, ts, type UsageOptions, type UsageReader } from './sql.js';
 
 /** Most paths each way the answer lists. */
 export const FLOW_PATHS_LIMIT = 10;

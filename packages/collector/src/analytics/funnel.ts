@@ -10,7 +10,7 @@ import {
   type Period,
   type UsageOptions,
   type UsageReader,
-} from './usage.js';
+} from './sql.js';
 
 export interface FunnelStepResult extends FunnelStep {
   /** Distinct users with a session that reached this step after the ones before it, in order. */

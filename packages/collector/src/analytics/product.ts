@@ -5,7 +5,7 @@ import { queryFunnel, type FunnelStepResult } from './funnel.js';
 import { queryExperience } from './experience.js';
 import { queryUserFlows } from './flows.js';
 import { queryRetention } from './retention.js';
-import type { Period, UsageOptions, UsageReader } from './usage.js';
+import type { Period, UsageOptions, UsageReader } from './sql.js';
 
 /** The dashboard's product-analytics queries (issue 13), beside the usage ones (analytics/usage.ts). */
 export interface AnalyticsQueries {

@@ -9,7 +9,7 @@ import {
   ts,
   type UsageOptions,
   type UsageReader,
-} from './usage.js';
+} from './sql.js';
 
 const UNIT_MS: Record<RetentionUnit, number> = { day: 86_400_000, week: 7 * 86_400_000 };
 

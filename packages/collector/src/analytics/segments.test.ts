@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserContext, browserEnvelope, browserRequest } from '../test-support/browser-envelopes.js';
 import { startTestCollector, type TestCollector } from '../test-support/server.js';
 import type { Segment } from '@gatehouse/api-contract';
-import { segmentSql } from './usage.js';
+import { segmentSql } from './sql.js';
 import type { WritableStore } from '../store/store.js';
 
 const FIREFOX_DESKTOP = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';

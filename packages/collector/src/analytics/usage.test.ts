@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SESSIONS_LIMIT } from './usage.js';
-import { bucketedPeriod, customBucketMs, period } from './usage.js';
+import { bucketedPeriod, customBucketMs, period } from './sql.js';
 import {
   browserContext,
   browserEnvelope,

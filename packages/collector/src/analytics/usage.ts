@@ -1,4 +1,4 @@
-import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBValue } from '@duckdb/node-api';
 import {
   SESSION_ID,
   SESSIONS_LIMIT,
@@ -13,11 +13,24 @@ import {
   type TileKey,
   type Timeseries,
   type TimeseriesBucket,
-  type Segment,
-  type UsageRange,
 } from '@gatehouse/api-contract';
-import type { Envelope, TelemetryStore } from '../store/store.js';
+import type { Envelope } from '../store/store.js';
 import { FAILED_CALL } from '../store/rollup.js';
+import {
+  bucketedPeriod,
+  describePeriod,
+  iso,
+  LIST_LIMIT,
+  num,
+  numOrNull,
+  period,
+  segmentSql,
+  strOrNull,
+  ts,
+  type Period,
+  type UsageOptions,
+  type UsageReader,
+} from './sql.js';
 
 // The API's own (one description of the usage API for the server, the SPA and these queries).
 export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
@@ -39,39 +52,12 @@ export type {
  * never the envelope; the overview and the charts of whole hours read the hourly rollup (ADR 0071).
  */
 
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** Each range's length and the width of its chart buckets. */
-export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number }> = {
-  '1h': { lengthMs: HOUR, bucketMs: 5 * MINUTE },
-  '24h': { lengthMs: DAY, bucketMs: HOUR },
-  '7d': { lengthMs: 7 * DAY, bucketMs: 6 * HOUR },
-  '30d': { lengthMs: 30 * DAY, bucketMs: DAY },
-};
-
-/** Most rows a list answers (pages, exceptions, dependencies). */
-export const LIST_LIMIT = 100;
 /** Most items a session timeline answers. */
 export const TIMELINE_LIMIT = 1000;
 /** Beyond this many distinct signed-in ids in one period, the rest are not checked (and not counted). */
 export const SIGNED_IN_IDS_LIMIT = 100_000;
 
-export interface UsageOptions extends Segment {
-  range?: UsageRange | undefined;
-  /**
-   * A custom period [from, to) (ISO 8601) instead of a range: both or neither, checked by the API's
-   * contract (checkPeriod: forwards, at most CUSTOM_PERIOD_MAX_DAYS).
-   */
-  from?: string | undefined;
-  to?: string | undefined;
-  /** The end of the period (epoch ms); default: now. For tests. */
-  now?: number;
-}
-
-/** The period asked for: [from, to). ISO 8601 times. */
-export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
+const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
 
 /**
  * The answers' shapes are the API's (@gatehouse/api-contract), less what only the server knows: whether
@@ -100,108 +86,6 @@ export interface UsageQueries {
   eraseUser(userId: string): Promise<number>;
   /** The distinct authenticated user ids of the period (at most SIGNED_IN_IDS_LIMIT), to be verified. */
   signedInUserIds(options?: UsageOptions): Promise<string[]>;
-}
-
-/**
- * What the queries need of the store: a parameterised read (WritableStore.read), and one user's
- * export and erasure.
- */
-export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
-  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
-}
-
-/**
- * The condition selecting a segment's items, as ` AND …` (or nothing), on the columns of `alias` (a
- * table alias with its dot, or none). Its values are bound, never written into the SQL: they are
- * appended to `values` (the query's own come first) and named by their positions there. Every usage
- * and analytics query selects its items through this.
- */
-export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], alias = ''): string {
-  const on = (column: string) => `${alias}${column}`;
-  const bind = (value: string) => `$${values.push(value)}::VARCHAR`;
-  const parts: string[] = [];
-  if (segment?.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
-  if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
-  if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
-  if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);
-  return parts.map((p) => ` AND ${p}`).join('');
-}
-
-/** Helpers shared with the analytics queries (analytics-*.ts). */
-export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
-export const iso = (ms: number) => new Date(ms).toISOString();
-export const num = (v: unknown): number =>
-  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0;
-export const numOrNull = (v: unknown): number | null =>
-  v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
-const quantiles = (r: Record<string, unknown>): unknown[] => (Array.isArray(r.quantiles) ? r.quantiles : []);
-export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
-/** A custom period's bucket width, from its length: about 12 to 600 buckets a chart. */
-export function customBucketMs(lengthMs: number): number {
-  if (lengthMs <= 2 * HOUR) return 5 * MINUTE;
-  if (lengthMs <= 2 * DAY) return HOUR;
-  if (lengthMs <= 14 * DAY) return 6 * HOUR;
-  return DAY;
-}
-
-/** The custom period of the options, if they give one (epoch ms); else null. */
-function customPeriod(options: UsageOptions): { from: number; to: number } | null {
-  if (options.from === undefined || options.to === undefined) return null;
-  const from = Date.parse(options.from);
-  const to = Date.parse(options.to);
-  if (!(from < to)) throw new RangeError(`Not a period: ${options.from} to ${options.to}`);
-  return { from, to };
-}
-
-/**
- * The period asked for, [from, to) in epoch ms: the custom one as given, or the range's length up to
- * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
- * from here (or from bucketedPeriod, for charts).
- */
-export function period(options: UsageOptions = {}): {
-  range: UsageRange | 'custom';
-  from: number;
-  to: number;
-} {
-  const custom = customPeriod(options);
-  if (custom) return { range: 'custom', ...custom };
-  const range = options.range ?? '24h';
-  const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
-  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
-  const to = options.now ?? Date.now();
-  return { range, from: to - spec.lengthMs, to };
-}
-
-export const describePeriod = (p: { range: UsageRange | 'custom'; from: number; to: number }): Period => ({
-  range: p.range,
-  from: iso(p.from),
-  to: iso(p.to),
-});
-
-/**
- * A chart's period: for a range, buckets aligned to multiples of their width since the epoch (UTC), so
- * charts of the same range line up from one call to the next, the period ending at the end of the
- * current bucket; for a custom period, buckets from its start (a day's buckets start at the viewer's
- * midnight), their width from its length, the last one cut at its end.
- */
-export function bucketedPeriod(options: UsageOptions = {}): {
-  range: UsageRange | 'custom';
-  lengthMs: number;
-  bucketMs: number;
-  from: number;
-  to: number;
-} {
-  const custom = customPeriod(options);
-  if (custom) {
-    const lengthMs = custom.to - custom.from;
-    return { range: 'custom', lengthMs, bucketMs: customBucketMs(lengthMs), ...custom };
-  }
-  const range = options.range ?? '24h';
-  const { lengthMs, bucketMs } = rangeSpecs[range];
-  const now = options.now ?? Date.now();
-  const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
-  return { range, lengthMs, bucketMs, from: to - lengthMs, to };
 }
 
 const change = (value: number, previous: number): number | null =>
@@ -354,8 +238,8 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
     async timeseries(options) {
       const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
       const values: DuckDBValue[] = [ts(from), ts(to), from, bucketMs];
-      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are; a custom
-      // period's are when it starts and ends on the hour).
+      // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
+      // (A custom period's are when it starts and ends on the hour.)
       const query =
         bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 && to % HOUR_MS === 0
           ? timeseriesRollupSql

@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { main as erase } from './erase.js';
 import { main, parseExportArgs } from './export.js';
+import { readStoreSettings } from './settings.js';
 import { Journal } from '../store/journal.js';
 import { packItems, RS } from '../store/packed.js';
 import { openStore, rejectedFile } from '../store/store.js';
@@ -100,9 +101,11 @@ describe('telemetry:export', () => {
     const missing = await run([]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain(`No telemetry store in ${dataDir}`);
+  });
 
-    vi.stubEnv('GATEHOUSE_DATA_DIR', '   ');
-    expect((await run([])).code).toBe(2);
+  it('reads GATEHOUSE_DATA_DIR as every process does: blank is unset, so the default folder', () => {
+    expect(readStoreSettings({ GATEHOUSE_DATA_DIR: '   ' }).dataDir).toBe(path.resolve('./data'));
+    expect(readStoreSettings({ GATEHOUSE_DATA_DIR: 'store' }).dataDir).toBe(path.resolve('store'));
   });
 });
 

@@ -1,21 +1,16 @@
 import path from 'node:path';
-import { z } from 'zod';
-
-/** The environment the collector's own commands read (the server maps its own settings itself). */
-const environment = z.object({
-  GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
-});
+import { environment, readEnvironment } from '@gatehouse/config';
 
 export interface StoreSettings {
   /** Absolute folder of the telemetry store. */
   dataDir: string;
 }
 
+/** The one key the collector's own commands read, as every Gatehouse process reads it. */
+const storeEnvironment = environment.pick({ GATEHOUSE_DATA_DIR: true });
+
 /** Reads GATEHOUSE_DATA_DIR (default `./data`, relative to the working directory). */
 export function readStoreSettings(env: NodeJS.ProcessEnv = process.env): StoreSettings {
-  const parsed = environment.safeParse(env);
-  if (!parsed.success) {
-    throw new Error(`Invalid settings: ${z.prettifyError(parsed.error)}`);
-  }
-  return { dataDir: path.resolve(parsed.data.GATEHOUSE_DATA_DIR) };
+  const { GATEHOUSE_DATA_DIR } = readEnvironment(storeEnvironment, env, 'The telemetry command');
+  return { dataDir: path.resolve(GATEHOUSE_DATA_DIR) };
 }

@@ -1,5 +1,6 @@
 import { webVitals, type Segment } from '@gatehouse/api-contract';
-import { LIST_LIMIT, SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
+import { LIST_LIMIT } from '../analytics/sql.js';
+import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
 import { vitalThresholds } from '../analytics/experience.js';
 
 /**

@@ -1,15 +1,8 @@
 import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
 import type { AnalyticsQueries } from '../analytics/product.js';
 import { shapeExperience } from '../analytics/experience.js';
-import {
-  bucketedPeriod,
-  describePeriod,
-  iso,
-  period,
-  sessionsLimit,
-  shapeTimeline,
-  type UsageQueries,
-} from '../analytics/usage.js';
+import { bucketedPeriod, describePeriod, iso, period } from '../analytics/sql.js';
+import { sessionsLimit, shapeTimeline, type UsageQueries } from '../analytics/usage.js';
 import {
   dependenciesKql,
   eventsKql,

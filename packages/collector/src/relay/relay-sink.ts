@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Logger } from '../http/collector.js';
 import type { ItemSink } from '../store/sink.js';
-import { ingestionTarget } from './connection-string.js';
+import { ingestionTarget } from '@gatehouse/config';
 import { relayItems } from './envelopes.js';
 import { Forwarder, type ForwarderOptions, type RelayStats } from './forwarder.js';
 import { Outbox } from './outbox.js';

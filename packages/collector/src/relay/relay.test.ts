@@ -9,7 +9,7 @@ import { createIngest } from '../protocol/ingest.js';
 import type { PackedItems } from '../store/packed.js';
 import { BROWSER_IKEY, browserBatch, browserContext } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
-import { ingestionTarget } from './connection-string.js';
+import { ingestionTarget } from '@gatehouse/config';
 import { relayItems, type RelayItem } from './envelopes.js';
 import { retryAfterMs } from './forwarder.js';
 import { Outbox } from './outbox.js';

@@ -18,6 +18,7 @@ import { packItems, selectPacked, type PackedItems } from './packed.js';
 import { derivedColumns, derivedSql, itemsTableSql, rowLayout } from './row-layout.js';
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
+import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
 import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
@@ -104,7 +105,6 @@ export const ROW_GROUP_ROWS = 122_880;
 /** The storage format new store files are written in: the first with zstd for text columns. */
 export const STORAGE_VERSION = 'v1.2.0';
 /** How often the store looks whether journaled items are due to be loaded. */
-const LOAD_TICK_MS = 50;
 
 const micros = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 
@@ -133,7 +133,7 @@ export interface OpenStoreOptions {
    * When journaled items are loaded into DuckDB: once `rows` are waiting, after `idleMs` without
    * appends, or when the oldest has waited `maxLagMs`. Default: a row group, 200 ms, 5 s.
    */
-  load?: { rows: number; idleMs: number; maxLagMs: number };
+  load?: LoadPolicy;
   /** When to checkpoint between bursts (checkpoints.ts). Default: idle 2 s, WAL over 16 MiB, every 5 s. */
   idleCheckpoint?: IdleCheckpointPolicy;
   /**
@@ -295,60 +295,11 @@ export async function openWritableStore(
     for (const [key] of keys.getRows().reverse()) recent.add(parseInt(String(key), 16));
   }
 
-  /** Items in the journal, not yet loaded into DuckDB. */
-  let pendingCount = 0;
-  let oldestPending = 0;
-  let lastAppend = 0;
-  let loadFailures = 0;
-  let retryAt = 0;
-  const loadPolicy = options.load ?? { rows: ROW_GROUP_ROWS, idleMs: 200, maxLagMs: 5000 };
-
-  /**
-   * Loads run one after another. Under load a load takes whole row groups (`loadPolicy.rows` at a
-   * time), so DuckDB writes them straight to its file and its checkpoints have no partial row groups
-   * to merge (which measured as costly as the load itself); a pause, the time limit and reads take all.
-   */
-  let loading: Promise<void> = Promise.resolve();
-  let queued: { all: boolean; done: Promise<void> } | undefined;
-  function loadPending(all: boolean): Promise<void> {
-    if (queued) {
-      queued.all ||= all;
-      return queued.done;
-    }
-    const next: { all: boolean; done: Promise<void> } = { all, done: Promise.resolve() };
-    next.done = loading.then(async () => {
-      queued = undefined;
-      const limit = next.all ? Infinity : Math.floor(pendingCount / loadPolicy.rows) * loadPolicy.rows;
-      // (With nothing pending, a load still moves past a sealed segment, so that it can be deleted.)
-      if (limit === 0) return;
-      const started = Date.now();
-      try {
-        const rows = await load(limit); // (Not `pendingCount -= await …`: appends go on meanwhile.)
-        pendingCount -= rows;
-        loadFailures = 0;
-      } catch (error) {
-        // Still in the journal, from the same position: the next load tries again.
-        retryAt = Date.now() + Math.min(30_000, 1000 * 2 ** loadFailures++);
-        warn(`loading journaled items into the store failed (${String(error)}); will retry`);
-        throw error;
-      }
-      // What is left arrived about while this load ran.
-      if (pendingCount > 0) oldestPending = started;
-    });
-    queued = next;
-    loading = next.done.catch(() => undefined);
-    return next.done;
-  }
-
-  const loadTimer = setInterval(() => {
-    const now = Date.now();
-    if (pendingCount === 0 || now < retryAt) return;
-    if (pendingCount >= loadPolicy.rows)
-      loadPending(false).catch(() => undefined); // Reported by loadPending.
-    else if (now - lastAppend >= loadPolicy.idleMs || now - oldestPending >= loadPolicy.maxLagMs)
-      loadPending(true).catch(() => undefined);
-  }, LOAD_TICK_MS);
-  loadTimer.unref();
+  const schedule = new LoadSchedule(
+    load,
+    options.load ?? { rows: ROW_GROUP_ROWS, idleMs: 200, maxLagMs: 5000 },
+    warn,
+  );
 
   /**
    * Day compaction (compact.ts, ADR 0072): at most one day a minute, on the writer, unless loads are
@@ -370,7 +321,7 @@ export async function openWritableStore(
   const compactTimer = compactEveryMs > 0 ? setInterval(compactTurn, compactEveryMs) : undefined;
   compactTimer?.unref();
   function compactTurn() {
-    if (closed || compacting || pendingCount >= loadPolicy.rows) return;
+    if (closed || compacting || schedule.behind) return;
     compacting = true;
     compactDay()
       .catch((error: unknown) => {
@@ -399,11 +350,7 @@ export async function openWritableStore(
     const { fresh, copies } = unseen(packed);
     const originals = copies ? [...writing] : [];
     if (fresh.count > 0) {
-      const write = journal.append(fresh.chunks, () => {
-        if (pendingCount === 0) oldestPending = Date.now();
-        pendingCount += fresh.count;
-        lastAppend = Date.now();
-      });
+      const write = journal.append(fresh.chunks, () => schedule.appended(fresh.count));
       writing.add(write);
       try {
         await write;
@@ -417,11 +364,11 @@ export async function openWritableStore(
     }
     // A copy is durable once its original is; if that write failed, this sender should resend too.
     await Promise.all(originals);
-    if (pendingCount >= loadPolicy.rows && Date.now() >= retryAt) loadPending(false).catch(() => undefined);
+    schedule.loadFull();
   }
 
   /** Everything appended so far, loaded: what reads see. */
-  const flush = () => (pendingCount > 0 ? loadPending(true) : loading);
+  const flush = () => schedule.flush();
 
   // Readers are kept for reuse (a connection costs little, but the dashboard asks several queries at
   // once); each runs one query at a time, and never waits behind the writer.
@@ -437,7 +384,7 @@ export async function openWritableStore(
       await appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems));
     },
 
-    pending: () => pendingCount,
+    pending: () => schedule.pending,
     flush,
 
     async count(filter) {
@@ -476,7 +423,7 @@ export async function openWritableStore(
     async erase(user) {
       // End the journal's segment first: once loaded, it is deleted, and no copy is left in its file.
       await journal.seal();
-      await loadPending(true);
+      await schedule.loadPending(true);
       const erased = await withWriter(async () => {
         await writer.run('BEGIN TRANSACTION');
         let result;
@@ -507,14 +454,14 @@ export async function openWritableStore(
 
     async close() {
       stopCheckpoints();
-      clearInterval(loadTimer);
+      schedule.stop();
       clearInterval(compactTimer);
       closed = true;
       // What is still journaled is loaded now; if that fails, the next start loads it.
       await flush().catch(() => undefined);
       await journal.close();
       // The segment just closed is loaded to its end: moving past it lets it go, leaving no journal.
-      if (pendingCount === 0) await load(Infinity).catch(() => undefined);
+      if (schedule.pending === 0) await load(Infinity).catch(() => undefined);
       await writerBusy;
       loader.close();
       readers.closeAll();

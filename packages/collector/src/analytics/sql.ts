@@ -1,0 +1,139 @@
+import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
+import type { Pages, Segment, UsageRange } from '@gatehouse/api-contract';
+import type { TelemetryStore } from '../store/store.js';
+
+/**
+ * What every dashboard query is built from (usage.ts and the product analytics alike): the periods and
+ * their buckets, the segment's condition, and reading DuckDB's values. The queries themselves are in
+ * usage.ts, product.ts and the files it gathers.
+ */
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Each range's length and the width of its chart buckets. */
+export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number }> = {
+  '1h': { lengthMs: HOUR, bucketMs: 5 * MINUTE },
+  '24h': { lengthMs: DAY, bucketMs: HOUR },
+  '7d': { lengthMs: 7 * DAY, bucketMs: 6 * HOUR },
+  '30d': { lengthMs: 30 * DAY, bucketMs: DAY },
+};
+
+/** Most rows a list answers (pages, exceptions, dependencies). */
+export const LIST_LIMIT = 100;
+
+export interface UsageOptions extends Segment {
+  range?: UsageRange | undefined;
+  /**
+   * A custom period [from, to) (ISO 8601) instead of a range: both or neither, checked by the API's
+   * contract (checkPeriod: forwards, at most CUSTOM_PERIOD_MAX_DAYS).
+   */
+  from?: string | undefined;
+  to?: string | undefined;
+  /** The end of the period (epoch ms); default: now. For tests. */
+  now?: number;
+}
+
+/** The period asked for: [from, to). ISO 8601 times. */
+export type Period = Pick<Pages, 'range' | 'from' | 'to'>;
+
+/**
+ * What the queries need of the store: a parameterised read (WritableStore.read), and one user's
+ * export and erasure.
+ */
+export interface UsageReader extends Pick<TelemetryStore, 'export' | 'erase'> {
+  read(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]>;
+}
+
+/**
+ * The condition selecting a segment's items, as ` AND …` (or nothing), on the columns of `alias` (a
+ * table alias with its dot, or none). Its values are bound, never written into the SQL: they are
+ * appended to `values` (the query's own come first) and named by their positions there. Every usage
+ * and analytics query selects its items through this.
+ */
+export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], alias = ''): string {
+  const on = (column: string) => `${alias}${column}`;
+  const bind = (value: string) => `$${values.push(value)}::VARCHAR`;
+  const parts: string[] = [];
+  if (segment?.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
+  if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
+  if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
+  if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);
+  return parts.map((p) => ` AND ${p}`).join('');
+}
+
+export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
+export const iso = (ms: number) => new Date(ms).toISOString();
+export const num = (v: unknown): number =>
+  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0;
+export const numOrNull = (v: unknown): number | null =>
+  v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
+export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A custom period's bucket width, from its length: about 12 to 90 buckets a chart. */
+export function customBucketMs(lengthMs: number): number {
+  if (lengthMs <= 2 * HOUR) return 5 * MINUTE;
+  if (lengthMs <= 2 * DAY) return HOUR;
+  if (lengthMs <= 14 * DAY) return 6 * HOUR;
+  return DAY;
+}
+
+/** The custom period of the options, if they give one (epoch ms); else null. */
+function customPeriod(options: UsageOptions): { from: number; to: number } | null {
+  if (options.from === undefined || options.to === undefined) return null;
+  const from = Date.parse(options.from);
+  const to = Date.parse(options.to);
+  if (!(from < to)) throw new RangeError(`Not a period: ${options.from} to ${options.to}`);
+  return { from, to };
+}
+
+/**
+ * The period asked for, [from, to) in epoch ms: the custom one as given, or the range's length up to
+ * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
+ * from here (or from bucketedPeriod, for charts).
+ */
+export function period(options: UsageOptions = {}): {
+  range: UsageRange | 'custom';
+  from: number;
+  to: number;
+} {
+  const custom = customPeriod(options);
+  if (custom) return { range: 'custom', ...custom };
+  const range = options.range ?? '24h';
+  const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
+  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
+  const to = options.now ?? Date.now();
+  return { range, from: to - spec.lengthMs, to };
+}
+
+export const describePeriod = (p: { range: UsageRange | 'custom'; from: number; to: number }): Period => ({
+  range: p.range,
+  from: iso(p.from),
+  to: iso(p.to),
+});
+
+/**
+ * A chart's period: for a range, buckets aligned to multiples of their width since the epoch (UTC), so
+ * charts of the same range line up from one call to the next, the period ending at the end of the
+ * current bucket; for a custom period, buckets from its start (a day's buckets start at the viewer's
+ * midnight), their width from its length, the last one cut at its end.
+ */
+export function bucketedPeriod(options: UsageOptions = {}): {
+  range: UsageRange | 'custom';
+  lengthMs: number;
+  bucketMs: number;
+  from: number;
+  to: number;
+} {
+  const custom = customPeriod(options);
+  if (custom) {
+    const lengthMs = custom.to - custom.from;
+    return { range: 'custom', lengthMs, bucketMs: customBucketMs(lengthMs), ...custom };
+  }
+  const range = options.range ?? '24h';
+  const { lengthMs, bucketMs } = rangeSpecs[range];
+  const now = options.now ?? Date.now();
+  const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
+  return { range, lengthMs, bucketMs, from: to - lengthMs, to };
+}

@@ -1,0 +1,5 @@
+export { DEFAULT_INGESTION_ENDPOINT, ingestionTarget, parseConnectionString } from './connection-string.js';
+export type { IngestionTarget } from './connection-string.js';
+export { environment, LOG_LEVELS } from './environment.js';
+export type { Environment, LogLevelName } from './environment.js';
+export { ConfigError, readEnvironment } from './read-environment.js';
