@@ -146,6 +146,7 @@ const endpoints = [
   '/api/usage/funnel?step=page:Home&step=page:Profile',
   '/api/usage/retention',
   '/api/usage/flows?page=Home',
+  '/api/usage/breakdowns',
 ];
 
 describe('the usage API', () => {
@@ -321,6 +322,21 @@ describe('the usage API', () => {
       expect(refused.status, query).toBe(400);
       expect(asErrorBody(refused.body)).toMatchObject({ error: 'invalid_request' });
       expect(refused.body.message, query).toMatch(new RegExp(`^${field}\\b`));
+    }
+    // Breakdowns (issue 25; the queries: analytics/breakdowns.test.ts), and their entries as segments.
+    const breakdowns = asDescribed('usageBreakdowns', (await asAdmin('/api/usage/breakdowns')).body);
+    expect(breakdowns.total).toBe(1);
+    expect(breakdowns.browsers.map((b) => b.share)).toEqual(breakdowns.browsers.map(() => 1));
+    for (const query of ['referrer=(direct)', 'referrer=www.example.com', 'os=Windows']) {
+      expect((await asAdmin(`/api/usage/breakdowns?${query}`)).status, query).toBe(200);
+    }
+    for (const [query, field] of [
+      ['os=BeOS', 'os'],
+      ['referrer=https://x.example/path', 'referrer'],
+    ] as const) {
+      expect((await asAdmin(`/api/usage/overview?${query}`)).body.message, query).toMatch(
+        new RegExp(`^${field}\\b`),
+      );
     }
     const flows = asDescribed('usageFlows', (await asAdmin('/api/usage/flows?page=Home')).body);
     expect(flows).toMatchObject({ page: 'Home', views: 1, entries: 1, exits: 1, next1: [] });

@@ -105,5 +105,6 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
       ? ({ query: { unit, ...options } }) => analytics.retention(unit, options)
       : null,
     usageFlows: analytics ? ({ query: { page, ...options } }) => analytics.userFlows(page, options) : null,
+    usageBreakdowns: analytics ? ({ query }) => analytics.breakdowns(query) : null,
   };
 }

@@ -12,6 +12,7 @@ import {
 } from './analytics.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
+  breakdownsSchema,
   dependenciesSchema,
   erasedSchema,
   exceptionsSchema,
@@ -124,6 +125,14 @@ export const endpoints = {
       'Calls (ajax, fetch, dependencies) by target and name: count, failure rate, p50 and p95 duration (top 100)',
     query: rangeQuery,
     response: dependenciesSchema,
+  }),
+  usageBreakdowns: usage({
+    method: 'get',
+    path: '/usage/breakdowns',
+    summary:
+      'Visitors by referring site (the hosts of their sessions’ page views from other sites), browser, operating system and device class: counts and shares (top 100 each)',
+    query: rangeQuery,
+    response: breakdownsSchema,
   }),
   usageSessions: usage({
     method: 'get',

@@ -35,7 +35,7 @@ describe('the generated OpenAPI document', () => {
       }),
       expect.objectContaining({ name: 'from', in: 'query', required: false }),
       expect.objectContaining({ name: 'to', in: 'query', required: false }),
-      ...['auth', 'role', 'browser', 'device'].map(
+      ...['auth', 'role', 'browser', 'device', 'os', 'referrer'].map(
         (name): unknown => expect.objectContaining({ name, in: 'query', required: false }) as unknown,
       ),
       expect.objectContaining({ name: 'limit', in: 'query', required: false }),

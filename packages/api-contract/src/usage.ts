@@ -21,6 +21,15 @@ export const browserFamilies = ['Chrome', 'Edge', 'Firefox', 'Safari', 'Opera', 
 export type BrowserFamily = (typeof browserFamilies)[number];
 export const deviceTypes = ['desktop', 'mobile', 'tablet'] as const;
 export type DeviceType = (typeof deviceTypes)[number];
+/** The operating systems the collector tells apart (from the sending request's client hints or User-Agent). */
+export const operatingSystems = ['Windows', 'macOS', 'iOS', 'Android', 'Linux', 'ChromeOS'] as const;
+export type OperatingSystem = (typeof operatingSystems)[number];
+/**
+ * A referring site in a segment: a host name as the store keeps it (lower case, never a path or a query),
+ * or DIRECT for sessions that came from no other site.
+ */
+export const REFERRER_HOST = /^[a-z0-9._~:[\]-]{1,253}$/;
+export const DIRECT = '(direct)';
 export const signedInStates = ['signed-in', 'anonymous'] as const;
 /** What a role may look like in a segment: a claim value, never SQL. */
 export const ROLE = /^[\w.:@-]{1,64}$/;
@@ -48,12 +57,25 @@ export const segmentFields = {
     .enum(deviceTypes, { error: `must be one of ${deviceTypes.join(', ')}` })
     .optional()
     .meta({ description: 'Items sent from this class of device' }),
+  os: z
+    .enum(operatingSystems, { error: `must be one of ${operatingSystems.join(', ')}` })
+    .optional()
+    .meta({ description: 'Items sent from this operating system' }),
+  referrer: z
+    .string()
+    .refine((v) => v === DIRECT || REFERRER_HOST.test(v), `must be a host name or ${DIRECT}`)
+    .optional()
+    .meta({
+      description: `Items of sessions with a page view referred by this host (another site); ${DIRECT}: sessions with none`,
+    }),
 };
 export interface Segment {
   auth?: (typeof signedInStates)[number] | undefined;
   role?: string | undefined;
   browser?: BrowserFamily | undefined;
   device?: DeviceType | undefined;
+  os?: OperatingSystem | undefined;
+  referrer?: string | undefined;
 }
 
 /**
@@ -334,6 +356,28 @@ export const erasedSchema = z
   .strictObject({ erased: count.meta({ description: 'Items erased' }) })
   .meta({ id: 'Erased' });
 
+/** One entry of a breakdown: a value, its visitors and their share of the period's. */
+export const breakdownRowSchema = z
+  .strictObject({
+    value: z.string().meta({ description: `The entry (for referrers: a host, or ${DIRECT})` }),
+    visitors: count.meta({ description: 'Distinct users with it in the period' }),
+    share: z.number().min(0).max(1).meta({ description: 'visitors / the period’s visitors (total)' }),
+  })
+  .meta({ id: 'BreakdownRow' });
+const breakdownList = z
+  .array(breakdownRowSchema)
+  .meta({ description: 'The most visitors first (at most 100)' });
+export const breakdownsSchema = z
+  .strictObject({
+    ...period,
+    total: count.meta({ description: 'Distinct users of the period (the Users tile)' }),
+    referrers: breakdownList,
+    browsers: breakdownList,
+    operatingSystems: breakdownList,
+    devices: breakdownList,
+  })
+  .meta({ id: 'Breakdowns' });
+
 /** For the other areas' schemas (analytics.ts): the period every answer names, times and counts. */
 export { period as periodFields, time as timeSchema, count as countSchema };
 
@@ -353,3 +397,5 @@ export type Sessions = z.infer<typeof sessionsSchema>;
 export type TimelineItem = z.infer<typeof timelineItemSchema>;
 export type SessionTimeline = z.infer<typeof sessionTimelineSchema>;
 export type Erased = z.infer<typeof erasedSchema>;
+export type BreakdownRow = z.infer<typeof breakdownRowSchema>;
+export type Breakdowns = z.infer<typeof breakdownsSchema>;

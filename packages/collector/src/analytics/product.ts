@@ -1,4 +1,12 @@
-import type { CustomEvents, Experience, Retention, RetentionUnit, UserFlows } from '@gatehouse/api-contract';
+import type {
+  Breakdowns,
+  CustomEvents,
+  Experience,
+  Retention,
+  RetentionUnit,
+  UserFlows,
+} from '@gatehouse/api-contract';
+import { queryBreakdowns } from './breakdowns.js';
 import { queryCustomEvents } from './events.js';
 import type { FunnelStep } from '@gatehouse/api-contract';
 import { queryFunnel, type FunnelStepResult } from './funnel.js';
@@ -14,6 +22,8 @@ export interface AnalyticsQueries {
   funnel(steps: FunnelStep[], options?: UsageOptions): Promise<Period & { steps: FunnelStepResult[] }>;
   retention(unit: RetentionUnit, options?: UsageOptions): Promise<Retention>;
   userFlows(page: string, options?: UsageOptions): Promise<UserFlows>;
+  /** Visitors by referring site, browser, operating system and device class (issue 25). */
+  breakdowns(options?: UsageOptions): Promise<Breakdowns>;
 }
 
 export function createAnalyticsQueries(reader: Pick<UsageReader, 'read'>): AnalyticsQueries {
@@ -23,5 +33,6 @@ export function createAnalyticsQueries(reader: Pick<UsageReader, 'read'>): Analy
     funnel: (steps, options) => queryFunnel(reader, steps, options),
     retention: (unit, options) => queryRetention(reader, unit, options),
     userFlows: (page, options) => queryUserFlows(reader, page, options),
+    breakdowns: (options) => queryBreakdowns(reader, options),
   };
 }

@@ -1,5 +1,5 @@
 import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
-import type { Pages, Segment, UsageRange } from '@gatehouse/api-contract';
+import { DIRECT, type Pages, type Segment, type UsageRange } from '@gatehouse/api-contract';
 import type { TelemetryStore } from '../store/store.js';
 
 /**
@@ -60,6 +60,18 @@ export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], 
   if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
   if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
   if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);
+  if (segment?.os) parts.push(`${on('os')} = ${bind(segment.os)}`);
+  if (segment?.referrer) {
+    // A referrer is the session's, not each item's: the items of sessions with a page view from that
+    // site (DIRECT: of sessions with none). On session_id, so the hourly rollup (keyed by session)
+    // answers it exactly too; from the sessions' sources (store/rollup.ts), a few rows a session.
+    const sources = `SELECT session_id FROM session_sources`;
+    parts.push(
+      segment.referrer === DIRECT
+        ? `${on('session_id')} NOT IN (${sources})`
+        : `${on('session_id')} IN (${sources} WHERE referrer = ${bind(segment.referrer)})`,
+    );
+  }
   return parts.map((p) => ` AND ${p}`).join('');
 }
 

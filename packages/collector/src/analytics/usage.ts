@@ -98,16 +98,24 @@ const HOUR_MS = 3_600_000;
  * parts of an hour at either end from the items themselves (each its own scan, pruned by its range), so
  * the answer is the exact one over the items. `bind` adds a value and names it.
  */
-function rollupRows(from: number, to: number, seg: string, bind: (value: DuckDBValue) => string): string {
+export function rollupRows(
+  from: number,
+  to: number,
+  seg: string,
+  bind: (value: DuckDBValue) => string,
+  /** More of the rollup's keys to give (the breakdowns'). */
+  keys: readonly ('browser' | 'device_type' | 'os')[] = [],
+): string {
   let firstHour = Math.ceil(from / HOUR_MS) * HOUR_MS;
   let lastHour = Math.floor(to / HOUR_MS) * HOUR_MS;
   if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
-  const item = (a: number, b: number) => `SELECT user_id, auth_user_id, session_id,
+  const ids = ['user_id', 'auth_user_id', 'session_id', ...keys].join(', ');
+  const item = (a: number, b: number) => `SELECT ${ids},
     (type = 'pageview')::BIGINT AS page_views, (type = 'exception')::BIGINT AS exceptions,
     (${FAILED_CALL})::BIGINT AS failed_calls
   FROM items WHERE time >= ${bind(ts(a))} AND time < ${bind(ts(b))}${seg}`;
   const parts = [
-    `SELECT user_id, auth_user_id, session_id, page_views, exceptions, failed_calls FROM usage_hourly
+    `SELECT ${ids}, page_views, exceptions, failed_calls FROM usage_hourly
   WHERE hour >= ${bind(ts(firstHour))} AND hour < ${bind(ts(lastHour))}${seg}`,
   ];
   if (from < firstHour) parts.push(item(from, firstHour));

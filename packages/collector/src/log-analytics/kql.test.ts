@@ -3,6 +3,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appTables } from '../test-support/app-tables.js';
 import {
+  breakdownsKql,
   dependenciesKql,
   eventsKql,
   exceptionsKql,
@@ -11,6 +12,7 @@ import {
   NotAvailableError,
   overviewKql,
   pagesKql,
+  referrersKql,
   segmentKql,
   sessionsKql,
   signedInIdsKql,
@@ -78,6 +80,10 @@ const queries: Record<string, string> = {
   events: eventsKql(now - hour, now, segment),
   experience: experienceKql(now - hour, now, now - hour, now, 5 * 60_000, segment),
   freshness: freshnessKql(now),
+  breakdowns: breakdownsKql(now - hour, now, segment),
+  referrers: referrersKql(now - 25 * hour, now - hour, now, segment),
+  osAndReferrerSegment: `AppEvents${segmentKql({ os: 'macOS', referrer: 'news.example' })}`,
+  directSegment: `AppEvents${segmentKql({ referrer: '(direct)' })}`,
 };
 
 describe('the KQL queries', () => {

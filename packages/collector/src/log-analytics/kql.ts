@@ -1,4 +1,11 @@
-import { webVitals, type Segment } from '@gatehouse/api-contract';
+import {
+  browserFamilies,
+  DIRECT,
+  operatingSystems,
+  webVitals,
+  type OperatingSystem,
+  type Segment,
+} from '@gatehouse/api-contract';
 import { LIST_LIMIT } from '../analytics/sql.js';
 import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
 import { vitalThresholds } from '../analytics/experience.js';
@@ -55,8 +62,36 @@ export function segmentKql(segment: Segment = {}): string {
       'The device segment is not available with Azure Monitor as the source: its tables have no device class.',
     );
   }
+  if (segment.os) parts.push(`ClientOS startswith ${str(OS_PREFIXES[segment.os])}`);
+  if (segment.referrer) {
+    // The session's, as the local store's (segmentSql): sessions with a page view from that site.
+    const referred = `AppPageViews${sourceKql}`;
+    parts.push(
+      segment.referrer === DIRECT
+        ? `isnotempty(SessionId) and SessionId !in ((${referred} | distinct SessionId))`
+        : `SessionId in ((${referred} | where source == ${str(segment.referrer)} | distinct SessionId))`,
+    );
+  }
   return parts.length > 0 ? `\n| where ${parts.join(' and ')}` : '';
 }
+
+/** How Azure's ClientOS ("Windows 10", "Mac OS X 10.15", "iOS 18.1", "Chrome OS") starts, per system. */
+const OS_PREFIXES: Record<OperatingSystem, string> = {
+  Windows: 'Windows',
+  macOS: 'Mac OS',
+  iOS: 'iOS',
+  Android: 'Android',
+  Linux: 'Linux',
+  ChromeOS: 'Chrome OS',
+};
+const hostKql = (url: string) => `tolower(tostring(parse_url(${url}).Host))`;
+/**
+ * A page view's referring host (`source`), as the store derives it at load: the host of the `refUri`
+ * property (the browser SDK's), none when it is the page's own; rows without one are left out.
+ */
+const sourceKql = `
+| extend source = ${hostKql('tostring(Properties.refUri)')}
+| where isnotempty(source) and source != ${hostKql('Url')}`;
 
 const between = (from: number, to: number) =>
   `TimeGenerated >= ${datetime(from)} and TimeGenerated < ${datetime(to)}`;
@@ -198,4 +233,38 @@ export function freshnessKql(now: number): string {
   return `${allTables}
 | where TimeGenerated > ${datetime(now - 3_600_000)}
 | summarize latest = max(TimeGenerated), delayMs = percentile(tolong((ingestion_time() - TimeGenerated) / 1ms), 50)`;
+}
+
+/**
+ * The breakdowns (analytics/breakdowns.ts): visitors by browser family and operating system (Azure's
+ * ClientBrowser and ClientOS, named as the local store names them), and the period's total. Azure's
+ * tables have no device class: that list is empty.
+ */
+export function breakdownsKql(from: number, to: number, segment?: Segment): string {
+  const family = (column: string, names: readonly string[], prefix: (name: string) => string) =>
+    `case(${names.map((n) => `${column} startswith ${str(prefix(n))}, ${str(n)}`).join(', ')}, "")`;
+  return `let rows = ${allTables}
+| where ${between(from, to)}${segmentKql(segment)}
+| where isnotempty(UserId)
+| project UserId, browser = ${family('ClientBrowser', browserFamilies, (n) => n)},
+    os = ${family('ClientOS', operatingSystems, (n) => OS_PREFIXES[n as OperatingSystem])};
+union
+  (rows | summarize visitors = dcount(UserId) | extend dim = "total", value = ""),
+  (rows | where isnotempty(browser) | summarize visitors = dcount(UserId) by value = browser | extend dim = "browser"),
+  (rows | where isnotempty(os) | summarize visitors = dcount(UserId) by value = os | extend dim = "os")`;
+}
+
+/** Visitors by their session's referring host ('' for none): from `sourcesFrom` (a day before `from`) to `to`. */
+export function referrersKql(sourcesFrom: number, from: number, to: number, segment?: Segment): string {
+  return `let sources = AppPageViews
+| where ${between(sourcesFrom, to)}${sourceKql}
+| distinct SessionId, source;
+${allTables}
+| where ${between(from, to)}${segmentKql(segment)}
+| where isnotempty(SessionId) and isnotempty(UserId)
+| distinct SessionId, UserId
+| join kind = leftouter sources on SessionId
+| summarize visitors = dcount(UserId) by value = source
+| order by visitors desc, value asc
+| take ${LIST_LIMIT}`;
 }

@@ -110,4 +110,36 @@ describe('the dashboard over Log Analytics: answers shaped as the local store sh
     expect(withBucket.trend[2]?.p75.INP).toBe(180);
     expect(withBucket.trend.filter((b) => b.p75.INP !== null)).toHaveLength(1);
   });
+
+  it('breakdowns: browsers and systems by the local names, referrers with none as (direct), no devices', async () => {
+    const queries = createLogAnalyticsQueries((query) =>
+      Promise.resolve(
+        query.startsWith('let sources')
+          ? [
+              { value: 'www.search.example', visitors: 3 },
+              { value: '', visitors: 1 },
+            ]
+          : [
+              { dim: 'total', value: '', visitors: 4 },
+              { dim: 'browser', value: 'Edge', visitors: 1 },
+              { dim: 'browser', value: 'Chrome', visitors: 3 },
+              { dim: 'os', value: 'macOS', visitors: '2' },
+            ],
+      ),
+    );
+    const b = await queries.analytics.breakdowns({ range: '1h' });
+    expect(b).toMatchObject({
+      total: 4,
+      referrers: [
+        { value: 'www.search.example', visitors: 3, share: 0.75 },
+        { value: '(direct)', visitors: 1, share: 0.25 },
+      ],
+      browsers: [
+        { value: 'Chrome', visitors: 3, share: 0.75 },
+        { value: 'Edge', visitors: 1, share: 0.25 },
+      ],
+      operatingSystems: [{ value: 'macOS', visitors: 2, share: 0.5 }],
+      devices: [],
+    });
+  });
 });

@@ -1,9 +1,11 @@
 import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
 import type { AnalyticsQueries } from '../analytics/product.js';
+import { shapeBreakdowns } from '../analytics/breakdowns.js';
 import { shapeExperience } from '../analytics/experience.js';
 import { bucketedPeriod, describePeriod, iso, period } from '../analytics/sql.js';
 import { sessionsLimit, shapeTimeline, type UsageQueries } from '../analytics/usage.js';
 import {
+  breakdownsKql,
   dependenciesKql,
   eventsKql,
   exceptionsKql,
@@ -12,6 +14,7 @@ import {
   NotAvailableError,
   overviewKql,
   pagesKql,
+  referrersKql,
   sessionsKql,
   signedInIdsKql,
   timelineKql,
@@ -267,6 +270,21 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           sessions: num(r.sessions),
         })),
       };
+    },
+
+    async breakdowns(options = {}) {
+      const p = period(options);
+      const sourcesFrom = p.from - 86_400_000; // A session's first page view is at most a day before.
+      const [client, referrers] = await Promise.all([
+        run(breakdownsKql(p.from, p.to, options), p.from, p.to),
+        run(referrersKql(sourcesFrom, p.from, p.to, options), sourcesFrom, p.to),
+      ]);
+      // Azure's tables have no device class (segmentKql): that list stays empty.
+      return shapeBreakdowns(
+        describePeriod(p),
+        client.map((r) => ({ ...r, visitors: num(r.visitors) })),
+        referrers.map((r) => ({ value: strOrNull(r.value) ?? '', visitors: num(r.visitors) })),
+      );
     },
 
     funnel: () =>

@@ -222,6 +222,7 @@ function validate(
       browser: tags['ai.device.browser'] ?? client?.browser ?? null,
       deviceType: client?.deviceType ?? null,
       roles,
+      os: client?.os ?? null,
     },
   };
 }

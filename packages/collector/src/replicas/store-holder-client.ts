@@ -244,6 +244,7 @@ export function createRemoteQueries(options: StoreHolderClientOptions): {
     funnel: remote('funnel'),
     retention: remote('retention'),
     userFlows: remote('userFlows'),
+    breakdowns: remote('breakdowns'),
   };
   return { usage, analytics };
 }

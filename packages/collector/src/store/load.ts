@@ -5,7 +5,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
 import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
-import { rollupInsertSql } from './rollup.js';
+import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits
@@ -83,6 +83,7 @@ const stageSql = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (${[...rowLayout, ...
 const stageToItems = [
   `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time, rowid`,
   rollupInsertSql(STAGE),
+  sourcesInsertSql(STAGE),
   `DELETE FROM ${STAGE}`,
 ];
 

@@ -18,6 +18,8 @@ afterEach(() => {
 const HOUR = 3_600_000;
 const NOW = Math.floor(Date.now() / HOUR) * HOUR + 1_234_567; // Not on an hour: the ends come from the items.
 
+const REFERRERS = ['https://News.Example/a?token=t', 'https://gatehouse.example/', '', undefined];
+
 /** A deterministic mix over the last 3 days: kinds, users (some signed in), sessions, browsers, roles. */
 function mix(n: number, seed: number): TelemetryItem[] {
   let s = seed;
@@ -40,9 +42,13 @@ function mix(n: number, seed: number): TelemetryItem[] {
     if (rand() < 0.3) e.tags['ai.device.browser'] = 'Firefox';
     if (kinds[i % kinds.length] === 'dependency') e.data.baseData.success = rand() < 0.7;
     if (rand() < 0.2) e.data.baseData.properties = { roles: user % 2 ? 'admin' : 'admin,auditor' };
+    // Referring sites (issue 25): another site's, the page's own, none.
+    const ref = REFERRERS[Math.floor(rand() * REFERRERS.length)];
+    if (ref !== undefined)
+      e.data.baseData.properties = { ...(e.data.baseData.properties as object), refUri: ref };
     const result = validateEnvelope(e, () => true);
     if (!result.ok) throw new Error(result.message);
-    return result.item;
+    return { ...result.item, os: rand() < 0.4 ? 'iOS' : 'Windows' };
   });
 }
 
@@ -79,13 +85,26 @@ async function retentionFromItems(store: WritableStore, options: UsageOptions) {
 /** The overview, the 24-hour chart and retention agree with the items, for each segment. */
 async function expectExact(store: WritableStore) {
   const usage = createUsageQueries(store);
+  // The sessions' sources are the page views from another site, through loads, erasures and prunes.
+  const [sources] = await store.read(`SELECT (SELECT count(*) FROM session_sources)::DOUBLE AS kept,
+    (SELECT count(*) FROM items WHERE type = 'pageview' AND referrer <> '')::DOUBLE AS items`);
+  expect(sources!.kept).toBe(sources!.items);
+  expect(sources!.kept).toBeGreaterThan(0);
   for (const segment of [{}, { browser: 'Firefox' }] as UsageOptions[]) {
     const options = { ...segment, range: '7d' as const, now: NOW };
     expect(
       await Promise.all([queryRetention(store, 'day', options), queryRetention(store, 'week', options)]),
     ).toEqual(await retentionFromItems(store, options));
   }
-  const segments: UsageOptions[] = [{}, { auth: 'signed-in' }, { browser: 'Firefox' }, { role: 'auditor' }];
+  const segments: UsageOptions[] = [
+    {},
+    { auth: 'signed-in' },
+    { browser: 'Firefox' },
+    { role: 'auditor' },
+    { os: 'iOS' },
+    { referrer: 'news.example' },
+    { referrer: '(direct)' },
+  ];
   for (const segment of segments) {
     for (const range of ['1h', '24h', '7d'] as const) {
       const options = { ...segment, range, now: NOW };
@@ -141,7 +160,7 @@ it('answers the overview and the hourly chart from the rollup exactly as from th
   );
   expect(sums!.rolled).toBe(sums!.items);
   await store.close();
-});
+}, 90_000); // Seven segments by three ranges, each against the items: ~20 s on a loaded machine.
 
 it('opens a store made before the rollup and the zstd envelope, computing the rollup from its items', async () => {
   const dataDir = tempDataDir();
@@ -155,10 +174,11 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
   const old = await DuckDBInstance.create(`${storeFile(dataDir)}.old`);
   const c = await old.connect();
   await c.run(`ATTACH '${storeFile(dataDir)}' AS made`);
+  const columns = rowLayout.filter((col) => col.column !== 'os');
   await c.run(
-    `CREATE TABLE items (${rowLayout.map((col) => `${col.column} ${col.sql}`).join(', ')}, metric_value DOUBLE, metric_page VARCHAR)`,
+    `CREATE TABLE items (${columns.map((col) => `${col.column} ${col.sql}`).join(', ')}, metric_value DOUBLE, metric_page VARCHAR)`,
   );
-  await c.run('INSERT INTO items SELECT * EXCLUDE (stack) FROM made.items');
+  await c.run('INSERT INTO items SELECT * EXCLUDE (stack, os, referrer) FROM made.items');
   await c.run('CREATE TABLE journal_position AS SELECT * FROM made.journal_position');
   await c.run('DETACH made');
   c.closeSync();
@@ -174,6 +194,37 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
   );
   expect(envelope!.c).not.toContain('ZSTD'); // The old format kept as it was.
   await store.append(mix(200, 8));
+  await expectExact(store);
+  const exported: string[] = [];
+  for await (const e of store.export()) exported.push(JSON.stringify(e));
+  expect(exported).toHaveLength(500);
+  await store.close();
+});
+
+it('opens a store made before the operating system and referrer columns: the rollup gets its os key, old rows their referrer from the envelope', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const first = await openWritableStore(dataDir);
+  await first.append(mix(300, 11));
+  await first.close();
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const made = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await made.connect();
+  // As issue 26's code left it: no os or referrer in the items, no os in the rollup.
+  await c.run('ALTER TABLE items DROP COLUMN os');
+  await c.run('ALTER TABLE items DROP COLUMN referrer');
+  await c.run('ALTER TABLE usage_hourly DROP COLUMN os');
+  await c.run('DROP TABLE session_sources');
+  c.closeSync();
+  made.closeSync();
+
+  const store = await openWritableStore(dataDir);
+  const [old] = await store.read(
+    "SELECT count(os)::DOUBLE AS os, count(*) FILTER (WHERE referrer = 'news.example')::DOUBLE AS news FROM items",
+  );
+  expect(old).toEqual({ os: 0, news: expect.any(Number) as number });
+  expect(old!.news).toBeGreaterThan(0); // Derived from the envelope, as a load does.
+  await store.append(mix(200, 12));
   await expectExact(store);
   const exported: string[] = [];
   for await (const e of store.export()) exported.push(JSON.stringify(e));

@@ -18,8 +18,13 @@ export const ROLLUP_TABLE = 'usage_hourly';
 /** A failed call, as the rollup counts it and the usage queries over the items do (analytics/usage.ts). */
 export const FAILED_CALL = `type = 'dependency' AND success = false`;
 
-/** The columns the rollup groups by, besides the hour; the segment's columns among them (segmentSql). */
-const KEYS = ['user_id', 'auth_user_id', 'session_id', 'browser', 'device_type', 'roles'] as const;
+/**
+ * The columns the rollup groups by, besides the hour; the segment's columns among them (segmentSql: the
+ * referrer's condition is on session_id). `os` came later (issue 25): a rollup made before it gets the
+ * column at open, NULL in its rows, as the items of then have (their User-Agent is gone).
+ */
+const KEYS = ['user_id', 'auth_user_id', 'session_id', 'browser', 'device_type', 'roles', 'os'] as const;
+const COUNTS = ['items', 'page_views', 'exceptions', 'failed_calls'] as const;
 
 export const rollupTableSql = `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (hour TIMESTAMP NOT NULL, ${KEYS.map(
   (k) => `${k} VARCHAR`,
@@ -28,22 +33,64 @@ export const rollupTableSql = `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (hour 
 
 /** Adds the rollup rows of the items in `source` (a table with the items' columns) matching `where`. */
 export const rollupInsertSql = (source: string, where = '') => `INSERT INTO ${ROLLUP_TABLE}
+  (hour, ${KEYS.join(', ')}, ${COUNTS.join(', ')})
 SELECT date_trunc('hour', time) AS hour, ${KEYS.join(', ')},
   count(*), count(*) FILTER (WHERE type = 'pageview'), count(*) FILTER (WHERE type = 'exception'),
   count(*) FILTER (WHERE ${FAILED_CALL})
 FROM ${source} ${where} GROUP BY ALL`;
+
+/*
+ * The sessions' sources (issue 25, ADR 0073): beside the rollup, the page views that came from another
+ * site (a `referrer` host), about one a session, so a referrer segment (segmentSql) finds its sessions
+ * among a few thousand rows instead of every page view: measured 75-100 ms a look-up over the items of
+ * 1,000,000, several times per query (docs/performance/usage.md). Kept as the rollup is: added by each
+ * load, an erasure deletes a user's, a prune the ones before its bound.
+ */
+export const SOURCES_TABLE = 'session_sources';
+const sourcesTableSql = `CREATE TABLE IF NOT EXISTS ${SOURCES_TABLE} (time TIMESTAMP NOT NULL,
+  session_id VARCHAR NOT NULL, user_id VARCHAR, auth_user_id VARCHAR, referrer VARCHAR NOT NULL)`;
+/** Adds the sources among the items in `source` (a table with the items' columns). */
+export const sourcesInsertSql = (source: string) => `INSERT INTO ${SOURCES_TABLE}
+SELECT time, session_id, user_id, auth_user_id, referrer FROM ${source}
+WHERE type = 'pageview' AND referrer <> '' AND session_id IS NOT NULL`;
+
+const tableExists = async (writer: DuckDBConnection, table: string) =>
+  Number(
+    (
+      await writer.runAndReadAll(
+        `SELECT count(*) FROM information_schema.tables WHERE table_name = '${table}'`,
+      )
+    ).getRows()[0]?.[0],
+  ) > 0;
 
 /**
  * A store made before the rollup gets it, computed from the items it holds, in one transaction: the
  * table's absence is the mark, so a crash leaves either nothing (done again at the next open) or all.
  */
 export async function addRollup(writer: DuckDBConnection): Promise<void> {
-  const exists = (
-    await writer.runAndReadAll(
-      `SELECT count(*) FROM information_schema.tables WHERE table_name = '${ROLLUP_TABLE}'`,
+  if (!(await tableExists(writer, SOURCES_TABLE))) {
+    await writer.run('BEGIN TRANSACTION');
+    try {
+      await writer.run(sourcesTableSql);
+      await writer.run(sourcesInsertSql('items'));
+      await writer.run('COMMIT');
+    } catch (error) {
+      await writer.run('ROLLBACK');
+      throw error;
+    }
+  }
+  if (await tableExists(writer, ROLLUP_TABLE)) {
+    const columns = (
+      await writer.runAndReadAll(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = '${ROLLUP_TABLE}'`,
+      )
     )
-  ).getRows()[0]?.[0];
-  if (Number(exists) > 0) return;
+      .getRows()
+      .map(([name]) => String(name));
+    for (const key of KEYS.filter((k) => !columns.includes(k)))
+      await writer.run(`ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN ${key} VARCHAR`);
+    return;
+  }
   await writer.run('BEGIN TRANSACTION');
   try {
     await writer.run(rollupTableSql);
@@ -60,6 +107,7 @@ export async function addRollup(writer: DuckDBConnection): Promise<void> {
  * the rollup's hours before it go, and the hour it cuts is recomputed from the items it still holds.
  */
 export const pruneRollupSql = [
+  `DELETE FROM ${SOURCES_TABLE} WHERE time < $1::TIMESTAMP`,
   `DELETE FROM ${ROLLUP_TABLE} WHERE hour <= date_trunc('hour', $1::TIMESTAMP)`,
   rollupInsertSql(
     'items',
@@ -67,5 +115,7 @@ export const pruneRollupSql = [
   ),
 ];
 
-/** Deletes one user's rollup rows, as an erasure deletes their items (bound parameter $1). */
-export const eraseRollupSql = `DELETE FROM ${ROLLUP_TABLE} WHERE auth_user_id = $1 OR user_id = $1`;
+/** Deletes one user's rollup rows and sources, as an erasure deletes their items (bound parameter $1). */
+export const eraseRollupSql = [ROLLUP_TABLE, SOURCES_TABLE].map(
+  (table) => `DELETE FROM ${table} WHERE auth_user_id = $1 OR user_id = $1`,
+);

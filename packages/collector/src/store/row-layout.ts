@@ -28,6 +28,7 @@ export const rowLayout = [
   { field: 'browser', column: 'browser', kind: 'text', sql: 'VARCHAR' }, // tags ai.device.browser, else the request's User-Agent
   { field: 'deviceType', column: 'device_type', kind: 'text', sql: 'VARCHAR' }, // desktop, mobile or tablet, from the request
   { field: 'roles', column: 'roles', kind: 'text', sql: 'VARCHAR' }, // the app's `roles` property: comma-separated
+  { field: 'os', column: 'os', kind: 'text', sql: 'VARCHAR' }, // operating system, from the request (issue 25)
 ] as const;
 
 export type RowColumn = (typeof rowLayout)[number];
@@ -63,6 +64,7 @@ export const derivedColumns = [
     type: 'metric',
     json: `'$.data.baseData.metrics[0].value'`,
     cast: 'DOUBLE',
+    value: null,
   },
   {
     column: 'metric_page',
@@ -70,6 +72,7 @@ export const derivedColumns = [
     type: 'metric',
     json: `'$.data.baseData.properties.page'`,
     cast: null,
+    value: null,
   },
   // The first exception's stack, the exceptions list's sample (issue 26): read from the envelope, it cost
   // more than the rest of that query, and more again once the envelope is compressed with zstd.
@@ -79,13 +82,39 @@ export const derivedColumns = [
     type: 'exception',
     json: `'$.data.baseData.exceptions[0].stack'`,
     cast: null,
+    value: null,
+  },
+  // The referring site of a page view (issue 25, ADR 0073): only the host of `refUri` (the browser SDK
+  // puts it in the properties), lower-cased; never its path or query, which may carry tokens or personal
+  // data. '' when there is none, or it is the page's own host (a move within the site).
+  {
+    column: 'referrer',
+    sql: 'VARCHAR',
+    type: 'pageview',
+    json: `'$.data.baseData.properties.refUri'`,
+    cast: null,
+    value: (text: string) =>
+      `CASE WHEN coalesce(${hostSql(text)}, '') IN ('', coalesce(${hostSql('url')}, '')) THEN '' ELSE ${hostSql(text)} END`,
   },
 ] as const;
+
+/**
+ * The lower-cased host of the absolute URL `text` (an SQL expression), without user info or port; NULL
+ * when it has none (a relative or empty one). RE2's syntax (DuckDB's regexp_extract).
+ */
+function hostSql(text: string): string {
+  return `nullif(lower(regexp_extract(${text}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1)), '')`;
+}
 
 /** A derived column's value, from the columns `type` and `envelope` in scope. */
 export function derivedSql(column: (typeof derivedColumns)[number]): string {
   const text = `try(json_extract_string(envelope, ${column.json}))`;
-  return `CASE WHEN type = '${column.type}' THEN ${column.cast ? `TRY_CAST(${text} AS ${column.cast})` : text} END`;
+  const value = column.value
+    ? column.value(text)
+    : column.cast
+      ? `TRY_CAST(${text} AS ${column.cast})`
+      : text;
+  return `CASE WHEN type = '${column.type}' THEN ${value} END`;
 }
 
 /** Every column of `items`, in the table's order for a store made now. */

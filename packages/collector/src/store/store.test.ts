@@ -369,27 +369,34 @@ it('loads journal rows written before the segment columns, with none for them', 
   const dataDir = tempDataDir();
   dirs.push(dataDir);
   const [item] = items(1);
-  const row = packItems([{ ...item!, browser: 'Firefox', deviceType: 'mobile', roles: 'admin' }]).chunks[0]!;
+  const row = packItems([
+    { ...item!, browser: 'Firefox', deviceType: 'mobile', roles: 'admin', os: 'Android' },
+  ]).chunks[0]!;
   const fields = row.slice(0, -1).split(US);
-  expect(fields.slice(-3)).toEqual(['Firefox', 'mobile', 'admin']);
-  // The same row as the version before wrote it: its 17 columns, the envelope last.
-  await journalRows(dataDir, 1000, [`${fields.slice(0, -3).join(US)}${RS}`, row]);
+  expect(fields.slice(-4)).toEqual(['Firefox', 'mobile', 'admin', 'Android']);
+  // The same row as the versions before wrote it: its 17 columns, the envelope last; then 20, before os.
+  await journalRows(dataDir, 1000, [
+    `${fields.slice(0, -4).join(US)}${RS}`,
+    `${fields.slice(0, -1).join(US)}${RS}`,
+    row,
+  ]);
   const warnings: string[] = [];
   const store = await openStore(dataDir, { warn: (m) => warnings.push(m) });
-  expect(await store.count()).toBe(2);
+  expect(await store.count()).toBe(3);
   await store.close();
   expect(warnings.filter((w) => w.includes('moved aside'))).toEqual([]);
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const instance = await DuckDBInstance.create(storeFile(dataDir), { access_mode: 'READ_ONLY' });
   const c = await instance.connect();
   const rows = (
-    await c.runAndReadAll('SELECT browser, device_type, roles FROM items ORDER BY rowid')
+    await c.runAndReadAll('SELECT browser, device_type, roles, os FROM items ORDER BY rowid')
   ).getRows();
   c.closeSync();
   instance.closeSync();
   expect(rows).toEqual([
-    [null, null, null],
-    ['Firefox', 'mobile', 'admin'],
+    [null, null, null, null],
+    ['Firefox', 'mobile', 'admin', null],
+    ['Firefox', 'mobile', 'admin', 'Android'],
   ]);
 });
 

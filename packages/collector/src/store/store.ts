@@ -164,6 +164,7 @@ export function openStore(dataDir: string, options: OpenStoreOptions = {}): Prom
 const segmentFills: Record<string, string | null> = {
   browser: `try(json_extract_string(envelope, '$.tags."ai.device.browser"'))`,
   device_type: null,
+  os: null,
   roles: `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`,
 };
 const addedColumns: { column: string; sql: string; fill: string | null }[] = [
@@ -429,7 +430,7 @@ export async function openWritableStore(
         let result;
         try {
           result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
-          await writer.run(eraseRollupSql, [user]);
+          for (const sql of eraseRollupSql) await writer.run(sql, [user]);
           await writer.run('COMMIT');
         } catch (error) {
           await writer.run('ROLLBACK').catch(() => undefined);
