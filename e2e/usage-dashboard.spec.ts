@@ -13,7 +13,9 @@ const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 /** A page name a spreadsheet would run as a formula, were it not neutralised. */
 const FORMULA_PAGE = '=HYPERLINK("http://example.com","click")';
 const HOUR = 3_600_000;
-const SECTIONS = ['overview', 'experience', 'behaviour', 'errors', 'calls', 'sessions'] as const;
+const SECTIONS = ['overview', 'experience', 'behaviour', 'sources', 'errors', 'calls', 'sessions'] as const;
+/** Where user-a came from: a referring URL whose path and query the dashboard must never show. */
+const REFERRER = 'https://News.Example/story/42?token=not-for-the-dashboard';
 const SIZES = [
   { name: 'a laptop', width: 1280, height: 800 },
   { name: 'a phone', width: 360, height: 800 },
@@ -25,14 +27,17 @@ const now = Date.now();
 
 test.use({ timezoneId: 'Europe/Berlin', locale: 'en-GB' });
 
-/** Page views of `user` at `time` (epoch ms), sent as the browser SDK sends them. */
-function pageViews(time: number, user: string, names: string[]) {
+/** Page views of `user` at `time` (epoch ms), sent as the browser SDK sends them (`refUri` in the properties). */
+function pageViews(time: number, user: string, names: string[], refUri = '') {
   return names.map((name) => ({
     time: new Date(time).toISOString(),
     iKey: LOCAL_INSTRUMENTATION_KEY,
     name: 'Microsoft.ApplicationInsights.Pageview',
     tags: { 'ai.session.id': `session-${user}-${time}`, 'ai.user.id': user },
-    data: { baseType: 'PageviewData', baseData: { ver: 2, name, url: `https://example.com/${name.length}` } },
+    data: {
+      baseType: 'PageviewData',
+      baseData: { ver: 2, name, url: `https://example.com/${name.length}`, properties: { refUri } },
+    },
   }));
 }
 
@@ -42,11 +47,16 @@ test.beforeAll(async () => {
   // This period: three users, four page views (one named like a formula); the one before: two users,
   // two page views; and 40 hours ago (the collector takes items up to 48 hours old), one page view that
   // only a custom period shows.
+  // From a desktop Firefox on Windows (the breakdowns' browser, system and device); user-a came from
+  // another site, the others directly.
   const sent = await fetch(`${fresh.origin}/v2/track`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: {
+      'Content-Type': 'application/json',
+      'User-Agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0',
+    },
     body: JSON.stringify([
-      ...pageViews(now - HOUR, 'user-a', ['Home', FORMULA_PAGE]),
+      ...pageViews(now - HOUR, 'user-a', ['Home', FORMULA_PAGE], REFERRER),
       ...pageViews(now - 2 * HOUR, 'user-b', ['Home']),
       ...pageViews(now - 3 * HOUR, 'user-c', ['Reports']),
       ...pageViews(now - 30 * HOUR, 'user-a', ['Home']),
@@ -171,6 +181,7 @@ test('the sections can be jumped to and linked to: a reload keeps the section an
     'Overview',
     'Experience',
     'Behaviour',
+    'Sources',
     'Errors',
     'Calls',
     'Sessions',
@@ -275,6 +286,59 @@ function parseCsv(text: string): string[][] {
   }
   return records;
 }
+
+test('breakdowns: where visitors came from and what they use, ranked with shares; an entry becomes a segment, shown and cleared', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await openDashboard(page, '/usage#sources');
+  const sources = page.locator('#sources');
+  const rows = (testId: string) =>
+    sources
+      .getByTestId(testId)
+      .locator('tbody tr')
+      .evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((c) => c.textContent?.trim())));
+  await expect
+    .poll(() => rows('breakdown-referrer'))
+    .toEqual([
+      ['Direct / none', '2', '66.7%'],
+      ['news.example', '1', '33.3%'],
+    ]);
+  expect(await rows('breakdown-browser')).toEqual([['Firefox', '3', '100%']]);
+  expect(await rows('breakdown-os')).toEqual([['Windows', '3', '100%']]);
+  expect(await rows('breakdown-device')).toEqual([['Desktop', '3', '100%']]);
+  // Only the referrer's host, never its path or query.
+  await expect(page.locator('body')).not.toContainText('token=');
+  await expect(page.locator('body')).not.toContainText('/story/42');
+
+  // Pressing an entry applies it as a segment: in the address, the summary, and every panel.
+  await sources.getByRole('button', { name: 'news.example' }).click();
+  await expect(page).toHaveURL(/\/usage\?referrer=news\.example#sources$/);
+  await expect(page.getByTestId('segment-summary')).toHaveText('from news.example');
+  await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
+  await expect(page.getByTestId('tile-pageViews').locator('.tile-value')).toHaveText('2');
+  await expect(page.getByTestId('pages-table').locator('tbody th')).toHaveText([FORMULA_PAGE, 'Home']);
+  await expect.poll(() => rows('breakdown-referrer')).toEqual([['news.example', '1', '100%']]);
+  await expect(sources.getByRole('button', { name: 'news.example' })).toHaveAttribute('aria-pressed', 'true');
+  // A second entry adds to it; a reload keeps both.
+  await sources.getByRole('button', { name: 'Windows' }).click();
+  await expect(page).toHaveURL(/\/usage\?os=Windows&referrer=news\.example#sources$/);
+  await page.reload();
+  await expect(page.getByTestId('segment-summary')).toHaveText('Windows, from news.example');
+  await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
+
+  // The referring site shows in the segment filter, and is cleared there.
+  await page
+    .getByTestId('segment-referrer')
+    .getByRole('button', { name: 'Clear the referring site' })
+    .click();
+  await expect(page).toHaveURL(/\/usage\?os=Windows#sources$/);
+  await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('3');
+  await sources.getByRole('button', { name: 'Direct / none' }).click();
+  await expect(page).toHaveURL(/referrer=%28direct%29|referrer=\(direct\)/);
+  await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('2');
+  await expect(page.getByTestId('pages-table').locator('tbody th')).toHaveText(['Home', 'Reports']);
+});
 
 test('every table downloads as CSV: the rows the page shows, RFC 4180 in UTF-8, formulas neutralised', async ({
   page,

@@ -15,6 +15,7 @@ export function NamedRowsTable<Row extends { name: string }>({
   rows,
   cells,
   csv,
+  name,
 }: {
   testId: string;
   /** The table's name, for its CSV file. */
@@ -26,6 +27,8 @@ export function NamedRowsTable<Row extends { name: string }>({
   cells: (row: Row) => readonly ReactNode[];
   /** A row's values for the CSV file after the name (raw, one per column after the first). */
   csv: (row: Row) => readonly CsvCell[];
+  /** The name cell's content, when it is more than the name (a button); the CSV keeps the name. */
+  name?: (row: Row) => ReactNode;
 }) {
   return (
     <>
@@ -42,9 +45,7 @@ export function NamedRowsTable<Row extends { name: string }>({
         <tbody>
           {rows.map((row) => (
             <tr key={row.name}>
-              <th scope="row">
-                <LongText text={row.name} />
-              </th>
+              <th scope="row">{name ? name(row) : <LongText text={row.name} />}</th>
               {cells(row).map((cell, index) => (
                 <td key={columns[index + 1]}>{cell}</td>
               ))}

@@ -30,14 +30,28 @@ describe('segment filter', () => {
     expect(onChange).toHaveBeenLastCalledWith({});
   });
 
+  it('takes a system and a referring site (a host, or direct) from the address, and clears the site alone', () => {
+    const segment = segmentOf(new URLSearchParams('os=iOS&referrer=news.example'));
+    expect(segment).toEqual({ os: 'iOS', referrer: 'news.example' });
+    expect(segmentQuery(segment)).toBe('&os=iOS&referrer=news.example');
+    expect(segmentOf(new URLSearchParams('referrer=(direct)&os=BeOS'))).toEqual({ referrer: '(direct)' });
+    // A URL is no referring site: only a host is ever asked for.
+    expect(segmentOf(new URLSearchParams('referrer=https://news.example/a?token=t'))).toEqual({});
+    const onChange = vi.fn();
+    render(<SegmentFilter segment={segment} onChange={onChange} />);
+    expect(screen.getByTestId('segment-referrer').textContent).toMatch(/^From news.example Clear/);
+    fireEvent.click(within(screen.getByTestId('segment-referrer')).getByRole('button'));
+    expect(onChange).toHaveBeenLastCalledWith({ os: 'iOS' });
+  });
+
   it('offers no reset when the dashboard is about everyone', () => {
     render(<SegmentFilter segment={{}} onChange={vi.fn()} />);
     expect(screen.queryByRole('button', { name: 'Everyone' })).toBeNull();
     // The filter itself is there, every control on "any".
     const filter = within(screen.getByRole('group', { name: 'Segment' }));
-    const values = ['Users', 'Role', 'Browser', 'Device'].map(
+    const values = ['Users', 'Role', 'Browser', 'Device', 'System'].map(
       (label) => filter.getByLabelText<HTMLInputElement | HTMLSelectElement>(label).value,
     );
-    expect(values).toEqual(['', '', '', '']);
+    expect(values).toEqual(['', '', '', '', '']);
   });
 });

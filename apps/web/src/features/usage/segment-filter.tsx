@@ -1,5 +1,5 @@
 import { useId, useState } from 'react';
-import type { BrowserFamily, DeviceType, Segment } from './usage-api';
+import type { BrowserFamily, DeviceType, OperatingSystem, Segment } from './usage-api';
 
 /** Every browser family and device class the API knows (the Records make the lists exhaustive). */
 const BROWSERS: Record<BrowserFamily, string> = {
@@ -10,9 +10,28 @@ const BROWSERS: Record<BrowserFamily, string> = {
   Opera: 'Opera',
   'Samsung Internet': 'Samsung Internet',
 };
-const DEVICES: Record<DeviceType, string> = { desktop: 'Desktop', mobile: 'Mobile', tablet: 'Tablet' };
+export const DEVICES: Record<DeviceType, string> = {
+  desktop: 'Desktop',
+  mobile: 'Mobile',
+  tablet: 'Tablet',
+};
+const SYSTEMS: Record<OperatingSystem, string> = {
+  Windows: 'Windows',
+  macOS: 'macOS',
+  iOS: 'iOS',
+  Android: 'Android',
+  Linux: 'Linux',
+  ChromeOS: 'ChromeOS',
+};
 const AUTH = { 'signed-in': 'Signed in', anonymous: 'Anonymous' } as const;
-const KEYS = ['auth', 'role', 'browser', 'device'] as const;
+const KEYS = ['auth', 'role', 'browser', 'device', 'os', 'referrer'] as const;
+/** Sessions that came from no other site (the API's DIRECT). */
+export const DIRECT = '(direct)';
+/** A referring site as the API takes it (its REFERRER_HOST): a host, lower case. */
+const REFERRER = /^[a-z0-9._~:[\]-]{1,253}$/;
+
+/** A referring site in words: its host, or "Direct / none". */
+export const referrerLabel = (referrer: string) => (referrer === DIRECT ? 'Direct / none' : referrer);
 
 const oneOf = <T extends string>(labels: Record<T, string>, value: string | null): T | undefined =>
   value !== null && Object.hasOwn(labels, value) ? (value as T) : undefined;
@@ -23,11 +42,15 @@ export function segmentOf(params: URLSearchParams): Segment {
   const auth = oneOf(AUTH, params.get('auth'));
   const browser = oneOf(BROWSERS, params.get('browser'));
   const device = oneOf(DEVICES, params.get('device'));
+  const os = oneOf(SYSTEMS, params.get('os'));
+  const referrer = params.get('referrer');
   const role = params.get('role')?.trim();
   if (auth) segment.auth = auth;
   if (role) segment.role = role;
   if (browser) segment.browser = browser;
   if (device) segment.device = device;
+  if (os) segment.os = os;
+  if (referrer && (referrer === DIRECT || REFERRER.test(referrer))) segment.referrer = referrer;
   return segment;
 }
 
@@ -63,7 +86,7 @@ export function SegmentFilter({
     onChange(segmentOf(new URLSearchParams({ ...segmentParams(next), ...(value ? { [key]: value } : {}) })));
   };
   const select = <T extends string>(
-    key: 'auth' | 'browser' | 'device',
+    key: 'auth' | 'browser' | 'device' | 'os',
     label: string,
     labels: Record<T, string>,
   ) => (
@@ -99,6 +122,16 @@ export function SegmentFilter({
       </span>
       {select('browser', 'Browser', BROWSERS)}
       {select('device', 'Device', DEVICES)}
+      {select('os', 'System', SYSTEMS)}
+      {segment.referrer && (
+        // Chosen from the Sources breakdown (there is no list of every site to pick from here).
+        <span data-testid="segment-referrer">
+          From {referrerLabel(segment.referrer)}{' '}
+          <button type="button" className="link-button" onClick={() => set('referrer', '')}>
+            Clear<span className="visually-hidden"> the referring site</span>
+          </button>
+        </span>
+      )}
       {KEYS.some((key) => segment[key]) && (
         <button
           type="button"

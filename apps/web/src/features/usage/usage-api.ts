@@ -5,6 +5,8 @@
 import type { Segment, TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
+  BreakdownRow,
+  Breakdowns,
   BrowserFamily,
   Dependencies,
   DeviceType,
@@ -14,6 +16,7 @@ export type {
   Exceptions,
   Experience,
   Funnel,
+  OperatingSystem,
   Overview,
   PageRow,
   Pages,

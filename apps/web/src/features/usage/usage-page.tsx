@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { useEndpoint } from '../../auth/api-client';
+import { BreakdownsPanel } from './breakdowns-panel';
 import { DownloadCsv } from './download-csv';
 import { formatCount, formatMs, formatPeriod, formatRate, formatTileChange, formatTime } from './format';
 import { ExperiencePanel } from './experience-panel';
@@ -11,7 +12,7 @@ import { LongText } from './long-text';
 import { NamedRowsTable } from './named-rows-table';
 import { PeriodPicker } from './period-picker';
 import { RetentionPanel } from './retention-panel';
-import { SegmentFilter, segmentQuery } from './segment-filter';
+import { referrerLabel, SegmentFilter, segmentQuery } from './segment-filter';
 import { StoreFullBanner } from './store-full-banner';
 import { UserLabel } from './user-label';
 import { Panel } from './panel';
@@ -25,6 +26,7 @@ const SECTIONS = [
   ['overview', 'Overview'],
   ['experience', 'Experience'],
   ['behaviour', 'Behaviour'],
+  ['sources', 'Sources'],
   ['errors', 'Errors'],
   ['calls', 'Calls'],
   ['sessions', 'Sessions'],
@@ -223,6 +225,19 @@ export default function UsagePage() {
         </section>
       </section>
 
+      <section id="sources" className="usage-section" aria-labelledby="sources-heading">
+        <h2 id="sources-heading">Sources</h2>
+        <p className="muted">
+          Visitors by where they came from and what they use; choose one to see only them.
+        </p>
+        <BreakdownsPanel
+          period={period}
+          segment={segment}
+          every={every}
+          onChoose={(change) => setView({ segment: { ...segment, ...change } })}
+        />
+      </section>
+
       <div className="usage-grid">
         <Panel id="errors" title="Errors" query={exceptions} isEmpty={(data) => data.exceptions.length === 0}>
           {(data) => (
@@ -411,6 +426,8 @@ function describeSegment(segment: View['segment']): string {
     segment.role && `role ${segment.role}`,
     segment.browser,
     segment.device,
+    segment.os,
+    segment.referrer && `from ${referrerLabel(segment.referrer)}`,
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'everyone';
 }
