@@ -1,5 +1,6 @@
 import { createOpenApiDocument, endpoints } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, UsageQueries } from '@gatehouse/collector';
+import type { AnalyticsQueries, AnnotationQueries, UsageQueries } from '@gatehouse/collector';
+import { annotationHandlers } from './annotations.js';
 import type express from 'express';
 import { createApiRouter, type ApiHandlers, type ApiRouterOptions } from './api-router.js';
 import type { TokenVerifier } from './auth/token-verifier.js';
@@ -14,6 +15,8 @@ export interface ApiOptions extends ApiRouterOptions {
   usage?: UsageQueries | undefined;
   analytics?: AnalyticsQueries | undefined;
   usageSource?: UsageSource | undefined;
+  /** The admins' annotations, in the telemetry store (this process's or the store holder's). */
+  annotations?: AnnotationQueries | undefined;
 }
 
 /**
@@ -24,7 +27,7 @@ export interface ApiOptions extends ApiRouterOptions {
  * start.
  */
 export function apiHandlers(options: ApiOptions): ApiHandlers {
-  const { verify, telemetryUserIds: userIds, usage } = options;
+  const { verify, telemetryUserIds: userIds, usage, annotations } = options;
   const openApiDocument = createOpenApiDocument();
   return {
     openapi: (_call, res) => void res.json(openApiDocument),
@@ -38,8 +41,14 @@ export function apiHandlers(options: ApiOptions): ApiHandlers {
         analytics: options.analytics,
         source: options.usageSource,
         isVerifiedUser: (id) => userIds?.isVerified(id) ?? false,
+        authoredAnnotations: annotations && ((user) => annotations.annotationsBy(user)),
       },
     ),
+    ...annotationHandlers({
+      annotations,
+      logAnalytics: options.usageSource?.kind === 'log-analytics',
+      userIds,
+    }),
   };
 }
 

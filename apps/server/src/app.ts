@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { errorBody, type RuntimeConfig } from '@gatehouse/api-contract';
-import { StoreUnavailable, type AnalyticsQueries, type UsageQueries } from '@gatehouse/collector';
+import {
+  StoreUnavailable,
+  type AnalyticsQueries,
+  type AnnotationQueries,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
@@ -35,6 +40,8 @@ export interface AppOptions {
   analytics?: AnalyticsQueries | undefined;
   /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
   usageSource?: UsageSource;
+  /** The admins' annotations (the telemetry store's); without them /api/usage/annotations answers 404. */
+  annotations?: AnnotationQueries | undefined;
   /**
    * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
    * process (docs/decisions/0041); undefined when it serves no other replica.
@@ -242,6 +249,7 @@ export function createApp(options: AppOptions) {
       usage: options.usage,
       analytics: options.analytics,
       usageSource: options.usageSource,
+      annotations: options.annotations,
     }),
   );
   api.use((_req, res) => {

@@ -96,6 +96,8 @@ async function main() {
     usage,
     analytics,
     ...(source ? { usageSource: source } : {}),
+    // Kept in the store even when the figures come from Azure Monitor (docs/annotations.md).
+    annotations: telemetry.annotations,
     internalApi: telemetry.internalApi,
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,

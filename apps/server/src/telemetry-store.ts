@@ -7,6 +7,7 @@ import {
   openStoreSink,
   teeSink,
   type AnalyticsQueries,
+  type AnnotationQueries,
   type CollectorFront,
   type CollectorFrontOptions,
   type ItemSink,
@@ -31,6 +32,8 @@ export interface TelemetryStoreRole {
    */
   usage: UsageQueries | undefined;
   analytics: AnalyticsQueries | undefined;
+  /** The admins' annotations, in the same store (held here, or by the store holder). */
+  annotations: AnnotationQueries | undefined;
   /** The store holder's internal API (/internal/…), when this process holds the store for others. */
   internalApi: Handler | undefined;
   /**
@@ -126,6 +129,7 @@ function holding(
     collector,
     usage: store?.usage,
     analytics: store?.analytics,
+    annotations: store?.annotations,
     internalApi:
       token === undefined
         ? undefined

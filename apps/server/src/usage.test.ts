@@ -60,6 +60,7 @@ beforeAll(async () => {
     collector,
     usage: collector.usage,
     analytics: collector.analytics,
+    annotations: collector.annotations,
     telemetryUserIds: new TelemetryUserIds(['a-secret-of-at-least-thirty-two-characters']),
   });
   server = app.listen(0, '127.0.0.1');

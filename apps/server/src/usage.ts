@@ -1,6 +1,13 @@
 import { once } from 'node:events';
 import { endpoints } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, Freshness, UsageOptions, UsageQueries } from '@gatehouse/collector';
+import {
+  annotationExportLine,
+  type AnalyticsQueries,
+  type Freshness,
+  type StoredAnnotation,
+  type UsageOptions,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import type { ApiHandlers } from './api-router.js';
 
 /** Which store the dashboard's figures come from; the overview says so (and how fresh it is). */
@@ -14,6 +21,8 @@ export interface UsageHandlersOptions {
   analytics?: AnalyticsQueries | undefined;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
+  /** The annotations one user wrote: their own data, in their export (docs/annotations.md). */
+  authoredAnnotations?: ((user: string) => Promise<StoredAnnotation[]>) | undefined;
 }
 
 type UsageName = {
@@ -31,6 +40,7 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
     return Object.fromEntries(names.map((name) => [name, null])) as Record<UsageName, null>;
   }
   const { queries, analytics, isVerifiedUser = () => false, source = { kind: 'local' } } = options;
+  const { authoredAnnotations } = options;
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: UsageOptions) =>
     (await queries.signedInUserIds(options)).filter(isVerifiedUser).length;
@@ -91,6 +101,9 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
             chunk = '';
           }
         }
+        // Then the annotations they wrote (their own data; others' never), a line each.
+        for (const annotation of (await authoredAnnotations?.(user)) ?? [])
+          chunk += annotationExportLine(annotation);
         res.end(chunk);
       } catch (error) {
         if (!res.headersSent) throw error;

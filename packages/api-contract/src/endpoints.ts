@@ -10,6 +10,14 @@ import {
   userFlowsQuery,
   userFlowsSchema,
 } from './analytics.js';
+import {
+  annotationDeletedSchema,
+  annotationParams,
+  annotationSchema,
+  annotationsQuery,
+  annotationsSchema,
+  newAnnotationBody,
+} from './annotations.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
 import {
   breakdownsSchema,
@@ -43,7 +51,7 @@ export interface Endpoint {
   /** The 200 answer: a JSON body's schema, or another media type with a description. */
   response: z.ZodType | { mediaType: string; description: string };
   /** Error statuses beyond the ones its access brings (401, 403). */
-  errors?: Partial<Record<400 | 404 | 503, string>>;
+  errors?: Partial<Record<400 | 404 | 501 | 503, string>>;
 }
 
 /** A table of endpoints: Gatehouse's (`endpoints` below), or a test's own. */
@@ -60,6 +68,11 @@ const usage = <const E extends Omit<Endpoint, 'tag' | 'access'>>(endpoint: E) =>
     ...endpoint.errors,
   },
 });
+
+/** Annotations live in Gatehouse's own store, which a server reading Azure Monitor may lack (ADR 0085). */
+const annotationErrors = {
+  501: "Annotations are kept in Gatehouse's own telemetry store, and this server reads Azure Monitor without one",
+};
 
 /**
  * Every endpoint of /api, once. The server routes by it, its tests check every answer against it, the
@@ -159,7 +172,7 @@ export const endpoints = {
     response: {
       mediaType: 'application/x-ndjson',
       description:
-        'One Application Insights envelope per line, oldest first; empty when nothing is stored (sent as an attachment)',
+        'One Application Insights envelope per line, oldest first; then, when the user wrote annotations, one line `{"annotation":{id,time,note,createdAt}}` each (their own data; others\' annotations never). Empty when nothing is stored (sent as an attachment)',
     },
   }),
   usageUserErase: usage({
@@ -170,6 +183,33 @@ export const endpoints = {
     params: userParams,
     query: noQuery,
     response: erasedSchema,
+  }),
+  annotations: usage({
+    method: 'get',
+    path: '/usage/annotations',
+    summary:
+      "Annotations (marked moments: a release, an incident) within a chart's period: the period the timeseries of the same query answers for",
+    query: annotationsQuery,
+    response: annotationsSchema,
+    errors: annotationErrors,
+  }),
+  createAnnotation: usage({
+    method: 'post',
+    path: '/usage/annotations',
+    summary: 'Marks a moment with a short note; the author is the caller',
+    query: noQuery,
+    body: newAnnotationBody,
+    response: annotationSchema,
+    errors: annotationErrors,
+  }),
+  deleteAnnotation: usage({
+    method: 'delete',
+    path: '/usage/annotations/{id}',
+    summary: 'Deletes an annotation (any admin may, as in the analytics tools)',
+    params: annotationParams,
+    query: noQuery,
+    response: annotationDeletedSchema,
+    errors: { ...annotationErrors, 404: 'There is no annotation with this id' },
   }),
   usageExperience: usage({
     method: 'get',

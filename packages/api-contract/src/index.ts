@@ -30,3 +30,4 @@ export type { FunnelStep, FunnelStepKind } from './funnel-rules.js';
 export type { OpenApiDocument } from './openapi.js';
 export * from './usage.js';
 export * from './analytics.js';
+export * from './annotations.js';

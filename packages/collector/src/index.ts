@@ -30,6 +30,8 @@ export { limits, telemetryTypes, validateEnvelope } from './protocol/envelopes.j
 export type { TelemetryItem, TelemetryType, Validation } from './protocol/envelopes.js';
 export { openStore, storeFile } from './store/store.js';
 export type { Envelope, ExportFilter, OpenStoreOptions, TelemetryStore } from './store/store.js';
+export { annotationExportLine } from './store/annotations.js';
+export type { AnnotationQueries, StoredAnnotation } from './store/annotations.js';
 export { readStoreSettings } from './cli/settings.js';
 export type { StoreSettings } from './cli/settings.js';
 export { createUsageQueries, SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from './analytics/usage.js';

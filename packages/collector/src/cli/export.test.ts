@@ -164,4 +164,49 @@ describe('telemetry:export --user and telemetry:erase --user', () => {
     expect(err.text()).toContain('--user is required.\nUsage: telemetry:erase --user <id>');
     expect(parseExportArgs(['--user', 'x'])).toEqual({ user: 'x' });
   });
+
+  it("exports the annotations the user wrote, never others'; erasure keeps the notes, not the author", async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const alice = browserBatch(2, browserContext({ authUserId: 'alice-pseudonym' }));
+    const store = await openStore(dataDir);
+    await store.append(alice.map(item));
+    const hers = await store.annotations.addAnnotation({
+      time: '2026-11-20T10:00:00.000Z',
+      note: 'Release 2.4',
+      author: 'alice-pseudonym',
+    });
+    await store.annotations.addAnnotation({
+      time: '2026-11-20T11:00:00.000Z',
+      note: "Bob's incident",
+      author: 'bob-pseudonym',
+    });
+    await store.close();
+    vi.stubEnv('GATEHOUSE_DATA_DIR', dataDir);
+
+    const { id, time, note, createdAt } = hers;
+    expect(ndjson((await run(['--user', 'alice-pseudonym'])).stdout)).toEqual([
+      ...alice,
+      { annotation: { id, time, note, createdAt } },
+    ]);
+    // Items of one kind, or since a later time: no annotation line.
+    expect(
+      ndjson((await run(['--user', 'alice-pseudonym', '--type', 'pageview'])).stdout),
+    ).not.toContainEqual(expect.objectContaining({ annotation: expect.anything() as unknown }));
+    expect(
+      ndjson((await run(['--user', 'alice-pseudonym', '--since', '2026-11-20T10:30:00Z'])).stdout),
+    ).toEqual(alice);
+
+    const out = capture();
+    expect(await erase(['--user', 'alice-pseudonym'], out.stream, capture().stream)).toBe(0);
+    expect((await run(['--user', 'alice-pseudonym'])).stdout).toBe('');
+    const reopened = await openStore(dataDir);
+    const notes = (await reopened.annotations.listAnnotations({ from: time, to: '2026-11-21T00:00:00Z' }))
+      .annotations;
+    await reopened.close();
+    expect(notes.map((a) => [a.note, a.author])).toEqual([
+      ['Release 2.4', null],
+      ["Bob's incident", 'bob-pseudonym'],
+    ]);
+  });
 });

@@ -2,14 +2,17 @@
 /**
  * `telemetry:export [--since <ISO time>] [--type <kind>] [--user <id>]`: prints stored items as
  * newline-delimited JSON envelopes, oldest first, for backups, piping (the output can be posted back to
- * /v2/track) and a user's access request (`--user`: one pseudonymous user id, or an SDK user id).
+ * /v2/track) and a user's access request (`--user`: one pseudonymous user id, or an SDK user id; without
+ * --type, the annotations the user wrote follow, a `{"annotation":…}` line each, as the API's export).
  */
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { USER_ID } from '@gatehouse/api-contract';
 import { telemetryTypes, type TelemetryType } from '../protocol/envelopes.js';
 import { readStoreSettings } from './settings.js';
+import { annotationExportLine } from '../store/annotations.js';
 import { openStore, storeFile, type ExportFilter, type TelemetryStore } from '../store/store.js';
 
 const usage = `Usage: telemetry:export [--since <ISO time>] [--type ${telemetryTypes.join('|')}] [--user <id>]`;
@@ -107,6 +110,12 @@ export async function main(
         if (!out.write(chunk)) await once(out, 'drain');
         chunk = '';
       }
+    }
+    // The user's own annotations (their data, docs/decisions/0085); --type asks for items of one kind only.
+    if (filter.user !== undefined && filter.type === undefined && USER_ID.test(filter.user)) {
+      const since = filter.since?.getTime() ?? -Infinity;
+      for (const annotation of await store.annotations.annotationsBy(filter.user))
+        if (Date.parse(annotation.time) >= since) chunk += annotationExportLine(annotation);
     }
     if (chunk) out.write(chunk);
   });

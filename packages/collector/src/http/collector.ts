@@ -9,6 +9,7 @@ import { RateLimits, type RateLimiter } from './rate-limit.js';
 import { clientAddress, sourceKey } from './source-address.js';
 import type { AnalyticsQueries } from '../analytics/product.js';
 import type { UsageQueries } from '../analytics/usage.js';
+import type { AnnotationQueries } from '../store/annotations.js';
 import {
   openStoreSink,
   SinkFull,
@@ -123,6 +124,8 @@ export interface Collector extends CollectorFront {
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
+  /** The admins' annotations, in the same store. */
+  annotations: AnnotationQueries;
 }
 
 /** The ingestion service's answer: https://github.com/microsoft/ApplicationInsights-node.js/blob/develop/Library/Sender.ts */
@@ -261,8 +264,8 @@ export async function createCollector(
   const log = options.log ?? consoleLogger;
   if (options.sink) return createFront(options, options.sink);
   const sink = await openStoreSink({ ...options, log });
-  const { store, usage, analytics } = sink;
-  return { ...createFront(options, sink), sink, store, usage, analytics };
+  const { store, usage, analytics, annotations } = sink;
+  return { ...createFront(options, sink), sink, store, usage, analytics, annotations };
 }
 
 function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {

@@ -10,6 +10,7 @@ import {
 } from './internal-api.js';
 import type { PackedItems } from '../store/packed.js';
 import type { UsageQueries } from '../analytics/usage.js';
+import type { AnnotationQueries } from '../store/annotations.js';
 import { SinkFull, SinkUnavailable, type ItemSink } from '../store/sink.js';
 import type { Envelope } from '../store/store.js';
 
@@ -175,6 +176,7 @@ export function createForwardingSink(options: StoreHolderClientOptions): Forward
 export function createRemoteQueries(options: StoreHolderClientOptions): {
   usage: UsageQueries;
   analytics: AnalyticsQueries;
+  annotations: AnnotationQueries;
 } {
   checkToken(options.token);
   const fetchImpl = options.fetch ?? fetch;
@@ -246,5 +248,12 @@ export function createRemoteQueries(options: StoreHolderClientOptions): {
     userFlows: remote('userFlows'),
     breakdowns: remote('breakdowns'),
   };
-  return { usage, analytics };
+  // Writes too: only the store holder writes its file (docs/decisions/0041).
+  const annotations: AnnotationQueries = {
+    listAnnotations: remote('listAnnotations'),
+    addAnnotation: remote('addAnnotation'),
+    deleteAnnotation: remote('deleteAnnotation'),
+    annotationsBy: remote('annotationsBy'),
+  };
+  return { usage, analytics, annotations };
 }

@@ -243,6 +243,24 @@ describe('usage queries answered by the store holder', () => {
     expect(await holder.collector.store.count()).toBe(1);
   });
 
+  it("writes annotations into the store holder's file only, and reads them back through it", async () => {
+    const holder = await startStoreHolder();
+    const remote = createRemoteQueries({ url: holder.url, token: TOKEN });
+    const added = await remote.annotations.addAnnotation({
+      time: new Date().toISOString(),
+      note: 'Release 2.4',
+      author: 'admin-1',
+    });
+    const options = { range: '24h' as const, now: Date.now() };
+    expect((await holder.collector.annotations.listAnnotations(options)).annotations).toEqual([added]);
+    expect(await remote.annotations.listAnnotations(options)).toEqual(
+      await holder.collector.annotations.listAnnotations(options),
+    );
+    expect(await remote.annotations.annotationsBy('admin-1')).toEqual([added]);
+    expect(await remote.annotations.deleteAnnotation(added.id)).toEqual(added);
+    expect(await remote.annotations.deleteAnnotation(added.id)).toBeNull();
+  });
+
   it('throws StoreUnavailable (503 for the API) while the store holder is unreachable', async () => {
     const gone = await listen(() => undefined);
     await closers.pop()?.();

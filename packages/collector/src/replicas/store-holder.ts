@@ -21,7 +21,7 @@ export interface StoreHolderApiOptions {
   /** Where the replicas' items go: the store this process holds, or the relay to Azure (and its copy). */
   sink: ItemSink;
   /** The dashboard's queries the replicas ask for: the local store's; without one, every query is 404. */
-  queries?: Pick<StoreSink, 'usage' | 'analytics'>;
+  queries?: Pick<StoreSink, 'usage' | 'analytics'> & Partial<Pick<StoreSink, 'annotations'>>;
   /** Largest append body, in bytes. Default 64 MiB: a replica's whole request, packed, with room to spare. */
   maxAppendBytes?: number;
   /** Seconds a replica is told to wait (it passes them on to the SDKs) when the store is busy. Default 10. */
@@ -47,10 +47,8 @@ export function createStoreHolderApi(options: StoreHolderApiOptions) {
   const maxAppendBytes = options.maxAppendBytes ?? 64 * 1024 * 1024;
   const retryAfter = String(options.retryAfterSeconds ?? 10);
   const queries = new Map<string, (...args: unknown[]) => unknown>();
-  for (const group of (source ? [source.usage, source.analytics] : []) as unknown as Record<
-    string,
-    (...args: unknown[]) => unknown
-  >[]) {
+  const groups = source ? [source.usage, source.analytics, source.annotations ?? {}] : [];
+  for (const group of groups as unknown as Record<string, (...args: unknown[]) => unknown>[]) {
     for (const [name, query] of Object.entries(group)) queries.set(name, query.bind(group));
   }
 

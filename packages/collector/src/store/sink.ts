@@ -4,6 +4,7 @@ import { GroupCommit } from './group-commit.js';
 import { listPacked, type PackedItems } from './packed.js';
 import { createUsageQueries, type UsageQueries } from '../analytics/usage.js';
 import { StoreQuota } from './quota.js';
+import type { AnnotationQueries } from './annotations.js';
 import { openWritableStore, ROW_GROUP_ROWS, type WritableStore } from './store.js';
 
 /**
@@ -72,6 +73,8 @@ export interface StoreSink extends ItemSink {
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
+  /** The admins' annotations (annotations.ts), in the same file. */
+  annotations: AnnotationQueries;
 }
 
 const DAY_MS = 86_400_000;
@@ -130,6 +133,7 @@ export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSin
       },
     },
     analytics: createAnalyticsQueries(store),
+    annotations: store.annotations,
     async append(items) {
       await commits.add(items, items.count);
       quota?.add(items.chunks.reduce((bytes, chunk) => bytes + chunk.length, 0));

@@ -22,6 +22,12 @@ import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
 import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
+import {
+  annotationsTableSql,
+  createAnnotationQueries,
+  eraseAuthorSql,
+  type AnnotationQueries,
+} from './annotations.js';
 
 export { rejectedFile } from './load.js';
 export type { PackedItems } from './packed.js';
@@ -44,9 +50,12 @@ export interface TelemetryStore {
   prune(before: number): Promise<number>;
   /**
    * Deletes every item of one user (`ai.user.authUserId` or `ai.user.id` equal to `user`), those still
-   * in the journal included, and leaves no copy in the journal's files or DuckDB's WAL; resolves to how many.
+   * in the journal included, and leaves no copy in the journal's files or DuckDB's WAL; resolves to how
+   * many. The annotations they wrote stay, without their author (annotations.ts).
    */
   erase(user: string): Promise<number>;
+  /** The admins' annotations, kept in the same file (annotations.ts). */
+  annotations: AnnotationQueries;
   close(): Promise<void>;
 }
 
@@ -245,6 +254,7 @@ export async function openWritableStore(
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
   await addRollup(writer);
+  await writer.run(annotationsTableSql);
   const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
   // prune's deletes in DuckDB's optimistic concurrency.
@@ -378,8 +388,19 @@ export async function openWritableStore(
     return readers.read(sql, values);
   }
 
+  const annotations = createAnnotationQueries({
+    read: (sql, values = []) => readers.read(sql, values),
+    // On the one writer, between loads: nothing else writes the file at the same moment.
+    write: (sql, values = []) =>
+      withWriter(async () => {
+        lastWrite = Date.now();
+        return (await writer.runAndReadAll(sql, values)).getRowObjectsJS();
+      }),
+  });
+
   return {
     read,
+    annotations,
     // Async, so an item packItems refuses rejects the append (and nothing of it is written).
     async append(items) {
       await appendPacked(Array.isArray(items) ? packItems(items) : (items as PackedItems));
@@ -431,6 +452,7 @@ export async function openWritableStore(
         try {
           result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
           for (const sql of eraseRollupSql) await writer.run(sql, [user]);
+          await writer.run(eraseAuthorSql, [user]);
           await writer.run('COMMIT');
         } catch (error) {
           await writer.run('ROLLBACK').catch(() => undefined);
