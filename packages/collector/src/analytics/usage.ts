@@ -19,6 +19,7 @@ import { FAILED_CALL } from '../store/rollup.js';
 import {
   bucketedPeriod,
   describePeriod,
+  HOUR,
   iso,
   LIST_LIMIT,
   num,
@@ -91,16 +92,14 @@ export interface UsageQueries {
 const change = (value: number, previous: number): number | null =>
   previous === 0 ? null : (value - previous) / previous;
 
-const HOUR_MS = 3_600_000;
-
 /**
  * The items of [from, to) as rollup rows (store/rollup.ts): the whole hours from the hourly rollup, the
  * parts of an hour at either end from the items themselves (each its own scan, pruned by its range), so
  * the answer is the exact one over the items. `bind` adds a value and names it.
  */
 function rollupRows(from: number, to: number, seg: string, bind: (value: DuckDBValue) => string): string {
-  let firstHour = Math.ceil(from / HOUR_MS) * HOUR_MS;
-  let lastHour = Math.floor(to / HOUR_MS) * HOUR_MS;
+  let firstHour = Math.ceil(from / HOUR) * HOUR;
+  let lastHour = Math.floor(to / HOUR) * HOUR;
   if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
   const item = (a: number, b: number) => `SELECT user_id, auth_user_id, session_id,
     (type = 'pageview')::BIGINT AS page_views, (type = 'exception')::BIGINT AS exceptions,
@@ -241,9 +240,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
       // (A custom period's are when it starts and ends on the hour.)
       const query =
-        bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 && to % HOUR_MS === 0
-          ? timeseriesRollupSql
-          : timeseriesSql;
+        bucketMs % HOUR === 0 && from % HOUR === 0 && to % HOUR === 0 ? timeseriesRollupSql : timeseriesSql;
       const rows = await reader.read(query(segmentSql(options, values)), values);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];
