@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -13,6 +13,8 @@ import { port } from '../playwright.config';
 const ORIGIN = `http://localhost:${port(44)}`;
 const PAGE_FILE = 'apps/web/src/features/home/home-page.tsx';
 const original = readFileSync(PAGE_FILE, 'utf8');
+/** A page the second test adds, as the README's recipe says, and takes away. */
+const NEW_FEATURE = 'apps/web/src/features/dev-loop-probe';
 let dev: ChildProcess;
 
 test.beforeAll(async () => {
@@ -46,6 +48,7 @@ test.beforeAll(async () => {
 
 test.afterAll(async () => {
   writeFileSync(PAGE_FILE, original);
+  rmSync(NEW_FEATURE, { recursive: true, force: true });
   if (dev.exitCode === null) {
     const exited = new Promise((resolve) => dev.once('exit', resolve));
     dev.kill('SIGTERM');
@@ -77,4 +80,37 @@ test('an edit to a page shows in the open tab without a reload, under the CSP', 
   expect(await page.evaluate(() => (window as unknown as { beforeEdit?: boolean }).beforeEdit)).toBe(true);
   expect(await page.evaluate(() => performance.getEntriesByType('navigation').length)).toBe(1);
   expect(refused).toEqual([]);
+});
+
+test('a page file added under features/ is in the route table and the navigation at once', async ({
+  page,
+}) => {
+  await page.goto(ORIGIN);
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await expect(nav.getByRole('link', { name: 'Home' })).toBeVisible();
+  await expect(nav.getByRole('link', { name: 'Probe' })).toHaveCount(0);
+  try {
+    mkdirSync(NEW_FEATURE, { recursive: true });
+    writeFileSync(
+      `${NEW_FEATURE}/dev-loop-probe-page.tsx`,
+      [
+        "import type { PageRoute } from '../../shared/page-route';",
+        '',
+        "export const route = { path: '/probe', name: 'Probe', access: 'public', nav: { label: 'Probe', order: 15 } } satisfies PageRoute;",
+        '',
+        'export default function ProbePage() {',
+        '  return <h1>A page of its own</h1>;',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    // A new row in the table reloads the page; its link sits where its order puts it.
+    await expect(nav.getByRole('link')).toHaveText(['Home', 'Probe', 'Profile'], { timeout: 30_000 });
+    await nav.getByRole('link', { name: 'Probe' }).click();
+    await expect(page).toHaveURL(`${ORIGIN}/probe`);
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('A page of its own');
+  } finally {
+    rmSync(NEW_FEATURE, { recursive: true, force: true });
+  }
+  await expect(nav.getByRole('link', { name: 'Probe' })).toHaveCount(0, { timeout: 30_000 });
 });

@@ -2,9 +2,12 @@ import { defaultClientConditions, defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 import { compression } from 'vite-plugin-compression2';
 import { firstRenderPlugin } from './first-render-plugin.ts';
+import { pagesPlugin } from './pages-plugin.ts';
 
 export default defineConfig({
   plugins: [
+    // The route table, from each page's own `route` export (pages-plugin.ts).
+    pagesPlugin(),
     react(),
     // index.html's first render, made by React from the app itself (first-render-plugin.ts).
     firstRenderPlugin(),

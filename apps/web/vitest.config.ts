@@ -1,7 +1,9 @@
 import { defaultClientConditions } from 'vite';
 import { defineProject } from 'vitest/config';
+import { pagesPlugin } from './pages-plugin.ts';
 
 export default defineProject({
+  plugins: [pagesPlugin()],
   resolve: { conditions: ['@gatehouse/source', ...defaultClientConditions] },
   test: {
     name: 'web',

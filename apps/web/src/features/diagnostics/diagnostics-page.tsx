@@ -1,6 +1,14 @@
 import { useState } from 'react';
 import { useApiClient } from '../../auth/api-client';
 import { telemetry } from '../../telemetry/telemetry';
+import type { PageRoute } from '../../shared/page-route';
+
+export const route = {
+  path: '/diagnostics',
+  name: 'Diagnostics',
+  access: 'admin',
+  nav: { label: 'Diagnostics', order: 40 },
+} satisfies PageRoute;
 
 /**
  * For operators checking a deployment: each button produces one kind of telemetry on purpose, so

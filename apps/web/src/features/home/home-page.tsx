@@ -1,7 +1,16 @@
 import { Link } from 'wouter';
 import { useAuth } from '../../auth/auth-context';
+import type { PageRoute } from '../../shared/page-route';
 
-export function HomePage() {
+export const route = {
+  path: '/',
+  name: 'Home',
+  access: 'public',
+  nav: { label: 'Home', order: 10 },
+  eager: true,
+} satisfies PageRoute;
+
+export default function HomePage() {
   const { state, signIn } = useAuth();
   return (
     <section className="page">

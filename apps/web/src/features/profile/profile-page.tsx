@@ -1,8 +1,16 @@
 import { useAuth } from '../../auth/auth-context';
 import { SignInAgain } from '../../auth/sign-in-again';
 import { useEndpoint } from '../../auth/api-client';
+import type { PageRoute } from '../../shared/page-route';
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium', dateStyle: 'medium' });
+
+export const route = {
+  path: '/profile',
+  name: 'Profile',
+  access: 'signed-in',
+  nav: { label: 'Profile', order: 20 },
+} satisfies PageRoute;
 
 export default function ProfilePage() {
   const { state } = useAuth();

@@ -4,6 +4,7 @@ import { formatMs, formatTime } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
 import { UserLabel } from './user-label';
+import type { PageRoute } from '../../shared/page-route';
 
 /** The collector's item types, as a person would say them. */
 const KIND: Record<string, string> = {
@@ -16,6 +17,12 @@ const KIND: Record<string, string> = {
   metric: 'Metric',
   request: 'Request',
 };
+
+export const route = {
+  path: '/usage/sessions/:id',
+  name: 'Usage session',
+  access: 'admin',
+} satisfies PageRoute;
 
 /** One session, in the order things happened, each with the operation that ties it to its calls. */
 export default function SessionPage() {

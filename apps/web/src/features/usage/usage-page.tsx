@@ -18,6 +18,7 @@ import { UserLabel } from './user-label';
 import { Panel } from './panel';
 import { TILES, type Overview, type TileKey } from './usage-api';
 import { FIGURE_LABELS, viewOf, viewParams, type Figure, type View } from './view-state';
+import type { PageRoute } from '../../shared/page-route';
 
 const REFRESH_MS = 30_000;
 
@@ -33,6 +34,13 @@ const SECTIONS = [
 ] as const;
 
 const isFigure = (key: TileKey): key is TileKey & Figure => Object.hasOwn(FIGURE_LABELS, key);
+
+export const route = {
+  path: '/usage',
+  name: 'Usage',
+  access: 'admin',
+  nav: { label: 'Usage', order: 30 },
+} satisfies PageRoute;
 
 /**
  * Who uses Gatehouse and how, for admins: the headline figures and one large chart first, then the
