@@ -181,7 +181,10 @@ test('the segment filter narrows every panel to a device, kept in the address', 
       const empty = page.getByRole('region', { name: 'Pages' }).getByText('Nothing recorded in this period.');
       await pages.first().or(empty).waitFor();
       const rows = (await pages.allInnerTexts()).slice(1);
-      return { users: await users.textContent(), home: rows.length === 1 && /^Home\s*2\s*1/.test(rows[0]) };
+      return {
+        users: await users.textContent(),
+        home: rows.length === 1 && /^Home\s*2\s*1/.test(rows[0] ?? ''),
+      };
     })
     .toEqual({ users: '1', home: true });
   await expect(page.getByLabel('Device')).toHaveValue('mobile');
