@@ -94,11 +94,16 @@ export async function pendingSignInRequests(page: Page): Promise<string[]> {
 }
 
 /**
- * GET `path` of the API from inside `page`, as the browser that holds the tokens can (DPoP-bound or
+ * Calls `path` of the API (GET unless `request` says otherwise) from inside `page`, as the browser that holds the tokens can (DPoP-bound or
  * bearer): see browsers/in-page.ts `callApi`.
  */
-export async function apiFromPage(page: Page, path: string, token?: string): Promise<ApiAnswer> {
-  return page.evaluate(callApi, { path, token });
+export async function apiFromPage(
+  page: Page,
+  path: string,
+  token?: string,
+  request: { method?: string; body?: unknown } = {},
+): Promise<ApiAnswer> {
+  return page.evaluate(callApi, { path, token, ...request });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page } from '@playwright/test';
-import { ACCOUNTS, apiFromPage, logInAtProvider, startServer, type StartedServer } from './support';
+import { ACCOUNTS, apiFromPage, logInAtProvider, signIn, startServer, type StartedServer } from './support';
 
 /**
  * The usage dashboard at a glance (issue 25): the first screen at both sizes, the view in the address,
@@ -13,7 +13,16 @@ const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 /** A page name a spreadsheet would run as a formula, were it not neutralised. */
 const FORMULA_PAGE = '=HYPERLINK("http://example.com","click")';
 const HOUR = 3_600_000;
-const SECTIONS = ['overview', 'experience', 'behaviour', 'sources', 'errors', 'calls', 'sessions'] as const;
+const SECTIONS = [
+  'overview',
+  'experience',
+  'behaviour',
+  'sources',
+  'errors',
+  'calls',
+  'sessions',
+  'annotations',
+] as const;
 /** Where user-a came from: a referring URL whose path and query the dashboard must never show. */
 const REFERRER = 'https://News.Example/story/42?token=not-for-the-dashboard';
 const SIZES = [
@@ -185,6 +194,7 @@ test('the sections can be jumped to and linked to: a reload keeps the section an
     'Errors',
     'Calls',
     'Sessions',
+    'Annotations',
   ]);
   await nav.getByRole('link', { name: 'Errors' }).click();
   await expect(page).toHaveURL(/\/usage\?range=7d&figure=pageViews#errors$/);
@@ -420,3 +430,86 @@ for (const size of SIZES) {
     }
   });
 }
+
+/** A web vital (LCP) of user-a's first session, so the Experience charts have a line: no new user or session. */
+function lcp(time: number, value: number) {
+  return {
+    time: new Date(time).toISOString(),
+    iKey: LOCAL_INSTRUMENTATION_KEY,
+    name: 'Microsoft.ApplicationInsights.Metric',
+    tags: { 'ai.session.id': `session-user-a-${now - HOUR}`, 'ai.user.id': 'user-a' },
+    data: {
+      baseType: 'MetricData',
+      baseData: { ver: 2, metrics: [{ name: 'LCP', value, count: 1 }], properties: { page: 'Home' } },
+    },
+  };
+}
+
+// Last in this file: it adds a web vital and an annotation, which the tests above do not expect.
+test('an admin marks a moment: every time chart of the period shows it, its note read by keyboard; a member is refused by the API', async ({
+  page,
+  browser,
+}) => {
+  const sent = await fetch(`${fresh.origin}/v2/track`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify([lcp(now - HOUR, 1800)]),
+  });
+  expect(sent.status, await sent.text()).toBe(200);
+  await openDashboard(page);
+  const charts = page.locator('figure.chart');
+  // The large chart and the Experience section's two (once the store has loaded the vital).
+  await expect(charts).toHaveCount(3, { timeout: 30_000 });
+
+  // Markup in a note is text: shown as typed, never run.
+  const note = 'Release 2.4 <img src=x onerror="document.title=1">';
+  const section = page.locator('#annotations');
+  await expect(section.getByText('No annotations in this period.')).toBeVisible();
+  await expect(section.getByLabel(/^Time \(Europe\/Berlin\)/)).toHaveValue(/^\d{4}-\d\d-\d\dT\d\d:\d\d$/);
+  await section.getByLabel('Note').fill(note);
+  await section.getByRole('button', { name: 'Add annotation' }).click();
+  await expect(section.getByTestId('annotations-list')).toContainText(`${note} (by you)`);
+
+  for (const chart of await charts.all()) {
+    const title = await chart.locator('figcaption').textContent();
+    await expect(chart.getByRole('list', { name: `Annotations on ${title}` })).toContainText(note);
+    await expect(chart.locator('line.mark')).toHaveCount(1);
+    await expect(chart.getByRole('img')).toHaveAttribute('aria-label', /1 annotation, read at its point\.$/);
+  }
+  expect(await page.locator('img[src="x"]').count()).toBe(0);
+  expect(await page.title()).not.toBe('1');
+
+  // By keyboard: Tab to the large chart, End reads the last point (now) with the note; its table names it too.
+  const big = page.getByTestId('big-chart');
+  await big.getByRole('img').focus();
+  await page.keyboard.press('End');
+  await expect(big.locator('.chart-readout')).toContainText(`Annotation: ${note} (`);
+  await big.getByText('as a table').click();
+  await expect(big.getByRole('table').getByRole('row').last()).toContainText(note);
+
+  // A member, signed in in another browser: refused by the API, for reading and writing; nothing is written.
+  const member = await browser.newPage();
+  try {
+    await member.goto(fresh.origin);
+    await member.getByRole('button', { name: 'Decline' }).click();
+    await signIn(member, ACCOUNTS.alice, fresh.provider);
+    await member.goto(`${fresh.origin}/api/openapi.json`);
+    expect((await apiFromPage(member, '/api/usage/annotations')).status).toBe(403);
+    const written = await apiFromPage(member, '/api/usage/annotations', undefined, {
+      method: 'POST',
+      body: { time: new Date().toISOString(), note: 'A member’s note' },
+    });
+    expect(written.status).toBe(403);
+    expect(written.body).toMatchObject({ error: 'forbidden' });
+  } finally {
+    await member.close();
+  }
+  const listed = await apiFromPage(page, '/api/usage/annotations');
+  expect(listed.status).toBe(200);
+  expect((listed.body as { annotations: { note: string }[] }).annotations.map((a) => a.note)).toEqual([note]);
+
+  // Deleted: gone from the list and from every chart.
+  await section.getByRole('button', { name: `Delete the annotation “${note}”` }).click();
+  await expect(section.getByText('No annotations in this period.')).toBeVisible();
+  await expect(page.locator('line.mark')).toHaveCount(0);
+});

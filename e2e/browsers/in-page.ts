@@ -128,7 +128,7 @@ export interface ApiAnswer {
 }
 
 /**
- * GET `path` of the API from inside the page, as the browser that holds the tokens can: with `token`
+ * Calls `path` of the API (GET unless `method` says otherwise, with `body` as JSON) from inside the page, as the browser that holds the tokens can: with `token`
  * (the tab's access token unless given), as `Authorization: DPoP` with a proof signed by the browser's
  * own non-extractable key (read from oidc-client-ts's IndexedDB store) when the token is DPoP-bound,
  * else as a bearer token. Node cannot make such a proof: that is the point of the binding.
@@ -136,9 +136,13 @@ export interface ApiAnswer {
 export async function callApi({
   path,
   token,
+  method = 'GET',
+  body: json,
 }: {
   path: string;
   token?: string | undefined;
+  method?: string | undefined;
+  body?: unknown;
 }): Promise<ApiAnswer> {
   const session = JSON.parse(sessionStorage.getItem('gatehouse.session') ?? '{}') as {
     access_token?: string;
@@ -171,7 +175,7 @@ export async function callApi({
     const ath = encode(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(accessToken)));
     const claims = {
       jti: crypto.randomUUID(),
-      htm: 'GET',
+      htm: method,
       htu: `${url.origin}${url.pathname}`,
       iat: Math.floor(Date.now() / 1000),
       ath,
@@ -185,7 +189,16 @@ export async function callApi({
     );
     return { Authorization: `DPoP ${accessToken}`, DPoP: `${input}.${encode(signature)}` };
   };
-  let response = await fetch(url, { headers: await authorization(null) });
+  const send = async (nonce: string | null) =>
+    fetch(url, {
+      method,
+      headers: {
+        ...(await authorization(nonce)),
+        ...(json === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+    });
+  let response = await send(null);
   // RFC 9449 9: an API that asks for its nonce gets the request once more, with it.
   const nonce = response.headers.get('DPoP-Nonce');
   if (
@@ -193,7 +206,7 @@ export async function callApi({
     nonce &&
     /use_dpop_nonce/.test(response.headers.get('WWW-Authenticate') ?? '')
   ) {
-    response = await fetch(url, { headers: await authorization(nonce) });
+    response = await send(nonce);
   }
   const body: unknown = await response.json().catch(() => null);
   return { status: response.status, challenge: response.headers.get('WWW-Authenticate') ?? '', body };

@@ -84,6 +84,11 @@ describe('control endpoint', () => {
     expect(await unknown.json()).toMatchObject({ error: 'invalid_request' });
     expect((await misbehave({ mode: 'authorize-error:' })).status).toBe(400);
     expect((await misbehave({ mode: null, accessTokenTtlSeconds: -1 })).status).toBe(400);
+    // Each bad key named, as the API's and the environment's refusals name theirs.
+    const extra = await misbehave({ mode: null, colour: 'red' });
+    expect(await extra.json()).toMatchObject({
+      error_description: 'colour is not a setting of the test controls.',
+    });
     const broken = await fetch(`${idp.issuer}/__test/misbehave`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', [TEST_CONTROL_SECRET_HEADER]: secret },

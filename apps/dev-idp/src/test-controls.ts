@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
+import { issuesSentence } from '@gatehouse/api-contract';
 import { SignJWT, decodeJwt, decodeProtectedHeader } from 'jose';
 import type { CryptoKey } from 'jose';
 import type Koa from 'koa';
@@ -246,7 +247,13 @@ export class TestControls {
     const parsed = SettingsSchema.safeParse(input);
     if (!parsed.success) {
       ctx.status = 400;
-      ctx.body = { error: 'invalid_request', error_description: z.prettifyError(parsed.error) };
+      ctx.body = {
+        error: 'invalid_request',
+        error_description: issuesSentence(parsed.error.issues, {
+          whole: 'the settings',
+          unknownKey: 'a setting of the test controls',
+        }),
+      };
       return;
     }
     await this.set(parsed.data);

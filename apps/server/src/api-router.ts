@@ -1,6 +1,6 @@
 import {
   errorBody,
-  namedIssues,
+  issuesSentence,
   roleFor,
   type Access,
   type BodyOf,
@@ -55,11 +55,7 @@ export interface ApiRouterOptions {
 
 /** One message naming every bad parameter: "range must be one of …; limit must be …". */
 export function describeIssues(error: z.ZodError): string {
-  const named = namedIssues(error.issues, {
-    whole: 'the request',
-    unknownKey: 'a parameter of this endpoint',
-  });
-  return `${named.map(({ name, message }) => `${name} ${message}`).join('; ')}.`;
+  return issuesSentence(error.issues, { whole: 'the request', unknownKey: 'a parameter of this endpoint' });
 }
 
 class BadRequest extends Error {}

@@ -29,3 +29,13 @@ export function namedIssues(
     return true;
   });
 }
+
+/** The bad keys in one sentence, for an answer's error description: `path is required; a is not …`. */
+export function issuesSentence(
+  issues: readonly z.core.$ZodIssue[],
+  words: { whole: string; unknownKey: string },
+): string {
+  return `${namedIssues(issues, words)
+    .map(({ name, message }) => `${name} ${message}`)
+    .join('; ')}.`;
+}

@@ -9,7 +9,7 @@ import type { TelemetryStore } from '../store/store.js';
  */
 
 const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
+export const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** Each range's length and the width of its chart buckets. */
@@ -105,18 +105,26 @@ function customPeriod(options: UsageOptions): { from: number; to: number } | nul
  * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
  * from here (or from bucketedPeriod, for charts).
  */
+/** A preset range's spec, or a custom period's bounds: the one reading of the options both periods share. */
+function chosenPeriod(
+  options: UsageOptions,
+): { from: number; to: number } | { range: UsageRange; lengthMs: number; bucketMs: number; now: number } {
+  const custom = customPeriod(options);
+  if (custom) return custom;
+  const range = options.range ?? '24h';
+  const spec = rangeSpecs[range] as (typeof rangeSpecs)[UsageRange] | undefined;
+  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
+  return { range, ...spec, now: options.now ?? Date.now() };
+}
+
 export function period(options: UsageOptions = {}): {
   range: UsageRange | 'custom';
   from: number;
   to: number;
 } {
-  const custom = customPeriod(options);
-  if (custom) return { range: 'custom', ...custom };
-  const range = options.range ?? '24h';
-  const spec = rangeSpecs[range] as { lengthMs: number } | undefined;
-  if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
-  const to = options.now ?? Date.now();
-  return { range, from: to - spec.lengthMs, to };
+  const chosen = chosenPeriod(options);
+  if (!('range' in chosen)) return { range: 'custom', ...chosen };
+  return { range: chosen.range, from: chosen.now - chosen.lengthMs, to: chosen.now };
 }
 
 export const describePeriod = (p: { range: UsageRange | 'custom'; from: number; to: number }): Period => ({
@@ -138,14 +146,12 @@ export function bucketedPeriod(options: UsageOptions = {}): {
   from: number;
   to: number;
 } {
-  const custom = customPeriod(options);
-  if (custom) {
-    const lengthMs = custom.to - custom.from;
-    return { range: 'custom', lengthMs, bucketMs: customBucketMs(lengthMs), ...custom };
+  const chosen = chosenPeriod(options);
+  if (!('range' in chosen)) {
+    const lengthMs = chosen.to - chosen.from;
+    return { range: 'custom', lengthMs, bucketMs: customBucketMs(lengthMs), ...chosen };
   }
-  const range = options.range ?? '24h';
-  const { lengthMs, bucketMs } = rangeSpecs[range];
-  const now = options.now ?? Date.now();
+  const { range, lengthMs, bucketMs, now } = chosen;
   const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
   return { range, lengthMs, bucketMs, from: to - lengthMs, to };
 }

@@ -19,6 +19,7 @@ import { FAILED_CALL } from '../store/rollup.js';
 import {
   bucketedPeriod,
   describePeriod,
+  HOUR,
   iso,
   LIST_LIMIT,
   num,
@@ -91,8 +92,6 @@ export interface UsageQueries {
 const change = (value: number, previous: number): number | null =>
   previous === 0 ? null : (value - previous) / previous;
 
-const HOUR_MS = 3_600_000;
-
 /**
  * The items of [from, to) as rollup rows (store/rollup.ts): the whole hours from the hourly rollup, the
  * parts of an hour at either end from the items themselves (each its own scan, pruned by its range), so
@@ -106,8 +105,8 @@ export function rollupRows(
   /** More of the rollup's keys to give (the breakdowns'). */
   keys: readonly ('browser' | 'device_type' | 'os')[] = [],
 ): string {
-  let firstHour = Math.ceil(from / HOUR_MS) * HOUR_MS;
-  let lastHour = Math.floor(to / HOUR_MS) * HOUR_MS;
+  let firstHour = Math.ceil(from / HOUR) * HOUR;
+  let lastHour = Math.floor(to / HOUR) * HOUR;
   if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
   const ids = ['user_id', 'auth_user_id', 'session_id', ...keys].join(', ');
   const item = (a: number, b: number) => `SELECT ${ids},
@@ -249,9 +248,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       // Whole-hour buckets aligned on hours (those since the epoch of 1, 6 and 24 hours are).
       // (A custom period's are when it starts and ends on the hour.)
       const query =
-        bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 && to % HOUR_MS === 0
-          ? timeseriesRollupSql
-          : timeseriesSql;
+        bucketMs % HOUR === 0 && from % HOUR === 0 && to % HOUR === 0 ? timeseriesRollupSql : timeseriesSql;
       const rows = await reader.read(query(segmentSql(options, values)), values);
       const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
       const buckets: TimeseriesBucket[] = [];

@@ -1,7 +1,7 @@
 import type { ApiQuery } from '../../auth/use-api';
 import { DownloadCsv } from './download-csv';
 import { formatCount, formatMs, formatRate } from './format';
-import { LineChart } from './line-chart';
+import { LineChart, type ChartMark } from './line-chart';
 import { LongText } from './long-text';
 import { Panel } from './panel';
 import type { Experience, Vital, VitalRating, VitalSummary } from './usage-api';
@@ -48,9 +48,12 @@ const isEmpty = (data: Experience) => data.pages.length === 0;
 export function ExperiencePanel({
   id,
   query,
+  marks = [],
 }: {
   id?: string | undefined;
   query: ApiQuery<Experience> & { reload: () => void };
+  /** The period's annotations, drawn on its charts. */
+  marks?: readonly ChartMark[] | undefined;
 }) {
   return (
     <Panel id={id} title="Experience" query={query} isEmpty={isEmpty}>
@@ -150,6 +153,7 @@ export function ExperiencePanel({
               <LineChart
                 title="p75 of LCP, FCP, TTFB and INP"
                 points={points}
+                marks={marks}
                 format={formatMs}
                 download={{ table: 'p75 of LCP, FCP, TTFB and INP over time', period: data }}
                 series={[
@@ -162,6 +166,7 @@ export function ExperiencePanel({
               <LineChart
                 title="p75 of CLS"
                 points={points}
+                marks={marks}
                 format={(value) => value.toFixed(2)}
                 download={{ table: 'p75 of CLS over time', period: data }}
                 series={[{ key: 'CLS', label: 'CLS', className: 's1' }]}

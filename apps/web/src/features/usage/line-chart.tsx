@@ -57,6 +57,26 @@ export interface ChartMark {
 }
 
 /**
+ * The marks within the points' buckets (each point starts a bucket as wide as the first step; the last
+ * one too), oldest first, each with the index of the point whose bucket holds it.
+ */
+export function marksOnPoints(
+  marks: readonly ChartMark[],
+  starts: readonly string[],
+): (ChartMark & { point: number })[] {
+  const times = starts.map((start) => Date.parse(start));
+  const first = times[0];
+  const last = times.at(-1);
+  if (first === undefined || last === undefined) return [];
+  const width = times.length > 1 ? (times[1] ?? first) - first : Infinity;
+  return marks
+    .map((mark) => ({ mark, t: Date.parse(mark.at) }))
+    .filter(({ t }) => t >= first && t < last + width)
+    .sort((a, b) => a.t - b.t)
+    .map(({ mark, t }) => ({ ...mark, point: times.findLastIndex((start) => start <= t) }));
+}
+
+/**
  * A line chart in SVG, with the same numbers as a table (and its CSV) for keyboard and screen-reader
  * users. The picture is an image named by its title and extent, focusable: the arrow keys step through
  * its points, each read out below it.
@@ -77,7 +97,7 @@ export function LineChart<T extends { start: string }>({
   format?: (value: number) => string;
   /** The picture's height in CSS pixels. */
   height?: number;
-  /** Moments to mark, within the points' span. */
+  /** Moments to mark (annotations); those outside the points' buckets are left out. */
   marks?: readonly ChartMark[];
   /** The table's CSV download: its name and the period it covers. */
   download?: { table: string; period: { from: string; to: string } } | undefined;
@@ -93,17 +113,36 @@ export function LineChart<T extends { start: string }>({
   const first = points[0]?.start;
   const last = points.at(-1)?.start;
   const span = first && last ? Date.parse(last) - Date.parse(first) : 0;
+  // A mark in the last bucket (after its point) stays at the right edge.
   const xAt = (iso: string) =>
-    first && span > 0 ? PAD + ((Date.parse(iso) - Date.parse(first)) / span) * (WIDTH - 2 * PAD) : PAD;
-  const describe = (point: T) =>
-    `${formatTime(point.start)}: ${series
+    first && span > 0
+      ? Math.min(WIDTH - PAD, PAD + ((Date.parse(iso) - Date.parse(first)) / span) * (WIDTH - 2 * PAD))
+      : PAD;
+  const shownMarks = marksOnPoints(
+    marks,
+    points.map((point) => point.start),
+  );
+  /** The notes of the marks in a point's bucket, as a screen reader reads them and the table shows them. */
+  const notesAt = (i: number) =>
+    shownMarks
+      .filter((mark) => mark.point === i)
+      .map((mark) => `${mark.label} (${formatTime(mark.at)})`)
+      .join('; ');
+  const describe = (point: T, i: number) => {
+    const notes = notesAt(i);
+    return `${formatTime(point.start)}: ${series
       .map(
         (s) => `${s.label} ${valueOf(point, s.key) === null ? 'none' : format(valueOf(point, s.key) ?? 0)}`,
       )
-      .join(', ')}`;
+      .join(', ')}${notes ? `. Annotation: ${notes}` : ''}`;
+  };
+  const annotated =
+    shownMarks.length === 0
+      ? ''
+      : ` ${shownMarks.length === 1 ? '1 annotation' : `${shownMarks.length} annotations`}, read at ${shownMarks.length === 1 ? 'its point' : 'their points'}.`;
   const name = `${title}, ${points.length} points${
     first && last ? ` from ${formatTime(first)} to ${formatTime(last)}` : ''
-  }, highest ${format(Math.max(0, ...values))}. Arrow keys read each point.`;
+  }, highest ${format(Math.max(0, ...values))}. Arrow keys read each point.${annotated}`;
   const step = (key: string) => {
     if (points.length === 0) return false;
     const moves: Record<string, number> = {
@@ -148,7 +187,7 @@ export function LineChart<T extends { start: string }>({
             </text>
           </>
         )}
-        {marks.map((mark) => (
+        {shownMarks.map((mark) => (
           <line
             key={`${mark.at}-${mark.label}`}
             x1={xAt(mark.at)}
@@ -174,8 +213,18 @@ export function LineChart<T extends { start: string }>({
         )}
       </svg>
       <p className="chart-readout muted" aria-live="polite">
-        {activePoint ? describe(activePoint) : '\u00a0'}
+        {activePoint && active !== null ? describe(activePoint, active) : '\u00a0'}
       </p>
+      {shownMarks.length > 0 && (
+        // The notes as text for everyone (a line's tooltip needs a mouse); React renders them as text only.
+        <ol className="chart-marks muted" aria-label={`Annotations on ${title}`}>
+          {shownMarks.map((mark) => (
+            <li key={`${mark.at}-${mark.label}`}>
+              <time dateTime={mark.at}>{formatTime(mark.at)}</time> {mark.label}
+            </li>
+          ))}
+        </ol>
+      )}
       <ul className="legend">
         {series.map((s) => (
           <li key={s.key} className={s.className}>
@@ -194,10 +243,11 @@ export function LineChart<T extends { start: string }>({
                   {s.label}
                 </th>
               ))}
+              {shownMarks.length > 0 && <th scope="col">Annotations</th>}
             </tr>
           </thead>
           <tbody>
-            {points.map((point) => (
+            {points.map((point, i) => (
               <tr key={point.start}>
                 <th scope="row">{formatTime(point.start)}</th>
                 {series.map((s) => (
@@ -205,6 +255,7 @@ export function LineChart<T extends { start: string }>({
                     {valueOf(point, s.key) === null ? '—' : format(valueOf(point, s.key) ?? 0)}
                   </td>
                 ))}
+                {shownMarks.length > 0 && <td>{notesAt(i)}</td>}
               </tr>
             ))}
           </tbody>

@@ -168,17 +168,58 @@ describe('LineChart', () => {
     const image = screen.getByRole('img');
     const readout = container.querySelector('[aria-live="polite"]');
     fireEvent.keyDown(image, { key: 'ArrowRight' });
-    expect(readout?.textContent).toMatch(/: Users 3$/);
+    expect(readout?.textContent).toMatch(/: Users 3\. Annotation: Release 1\.2 \(.+\)$/);
     fireEvent.keyDown(image, { key: 'ArrowRight' });
     expect(readout?.textContent).toMatch(/: Users 5$/);
     fireEvent.keyDown(image, { key: 'ArrowRight' });
     expect(readout?.textContent).toMatch(/: Users 5$/);
     fireEvent.keyDown(image, { key: 'Home' });
-    expect(readout?.textContent).toMatch(/: Users 3$/);
+    expect(readout?.textContent).toMatch(/: Users 3\. Annotation: Release 1\.2 \(.+\)$/);
     // The mark sits halfway between the two points.
     const mark = container.querySelector('line.mark');
     expect(mark?.textContent).toBe('Release 1.2');
     expect(mark?.getAttribute('x1')).toBe(String((28 + 640 - 28) / 2));
+  });
+
+  it('names its annotations: in its description, at their point with the arrow keys, in a list and in its table', () => {
+    const { container } = render(
+      <LineChart
+        title="Users"
+        points={[
+          { start: '2026-11-21T10:00:00Z', users: 3 },
+          { start: '2026-11-21T11:00:00Z', users: 5 },
+        ]}
+        marks={[
+          { at: '2026-11-21T11:40:00Z', label: 'Incident <b>db</b>' },
+          { at: '2026-11-21T09:59:00Z', label: 'Before the chart' },
+          { at: '2026-11-21T12:00:00Z', label: 'After the last bucket' },
+        ]}
+        series={[{ key: 'users', label: 'Users', className: 's1' }]}
+      />,
+    );
+    const image = screen.getByRole('img');
+    expect(image.getAttribute('aria-label')).toMatch(
+      /Arrow keys read each point\. 1 annotation, read at its point\.$/,
+    );
+    const readout = container.querySelector('[aria-live="polite"]');
+    fireEvent.keyDown(image, { key: 'ArrowRight' });
+    expect(readout?.textContent).toMatch(/: Users 3$/);
+    fireEvent.keyDown(image, { key: 'End' });
+    expect(readout?.textContent).toMatch(/: Users 5\. Annotation: Incident <b>db<\/b> \(.+\)$/);
+    expect(screen.getByRole('list', { name: 'Annotations on Users' }).textContent).toMatch(
+      /Incident <b>db<\/b>$/,
+    );
+    expect(container.querySelector('b')).toBeNull();
+    // In the last bucket, after its point: drawn at the right edge, not beyond it.
+    const marks = container.querySelectorAll('line.mark');
+    expect(marks).toHaveLength(1);
+    expect(marks[0]?.getAttribute('x1')).toBe(String(640 - 28));
+    const rows = within(screen.getByRole('table')).getAllByRole('row');
+    expect(rows.map((row) => row.lastElementChild?.textContent)).toEqual([
+      'Annotations',
+      '',
+      expect.stringMatching(/^Incident <b>db<\/b> \(/),
+    ]);
   });
 
   it('leaves a gap where nothing was measured, rather than drawing a zero', () => {

@@ -5,6 +5,8 @@
 import type { Segment, TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
+  Annotation,
+  Annotations,
   BreakdownRow,
   Breakdowns,
   BrowserFamily,

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useSearch } from 'wouter';
 import { useEndpoint } from '../../auth/api-client';
+import { AnnotationsPanel } from './annotations-panel';
 import { BreakdownsPanel } from './breakdowns-panel';
 import { DownloadCsv } from './download-csv';
 import { formatCount, formatMs, formatPeriod, formatRate, formatTileChange, formatTime } from './format';
@@ -31,6 +32,7 @@ const SECTIONS = [
   ['errors', 'Errors'],
   ['calls', 'Calls'],
   ['sessions', 'Sessions'],
+  ['annotations', 'Annotations'],
 ] as const;
 
 const isFigure = (key: TileKey): key is TileKey & Figure => Object.hasOwn(FIGURE_LABELS, key);
@@ -70,6 +72,12 @@ export default function UsagePage() {
   const sessions = useEndpoint('/usage/sessions', { query: { ...query, limit: '20' } }, every);
   const experience = useEndpoint('/usage/experience', { query }, every);
   const events = useEndpoint('/usage/events', { query }, every);
+  // Of the period only (not the segment): a release happened to everyone. Drawn on every time chart.
+  const annotations = useEndpoint('/usage/annotations', { query: period }, every);
+  const marks =
+    annotations.status === 'ready'
+      ? annotations.data.annotations.map((a) => ({ at: a.time, label: a.note }))
+      : [];
   useScrollToSectionOnLoad(
     [overview, timeseries, pages, exceptions, dependencies, sessions, experience, events].every(
       (q) => q.status !== 'loading',
@@ -155,6 +163,7 @@ export default function UsagePage() {
                 title={`${FIGURE_LABELS[figure]} over time`}
                 points={data.buckets}
                 height={220}
+                marks={marks}
                 series={[{ key: figure, label: FIGURE_LABELS[figure], className: 's1' }]}
                 download={{ table: `${FIGURE_LABELS[figure]} over time`, period: data }}
               />
@@ -180,7 +189,7 @@ export default function UsagePage() {
         </label>
       </section>
 
-      <ExperiencePanel id="experience" query={experience} />
+      <ExperiencePanel id="experience" query={experience} marks={marks} />
 
       <section id="behaviour" className="usage-section" aria-labelledby="behaviour-heading">
         <h2 id="behaviour-heading">Behaviour</h2>
@@ -422,6 +431,8 @@ export default function UsagePage() {
           </>
         )}
       </Panel>
+
+      <AnnotationsPanel id="annotations" query={annotations} />
     </section>
   );
 }
