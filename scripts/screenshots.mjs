@@ -51,15 +51,24 @@ try {
   await page.waitForTimeout(1_500);
   await page.reload();
   await page.getByTestId('tile-users').waitFor();
+  // A mark on the charts (ADR 0085).
+  const annotations = page.getByRole('form', { name: 'New annotation' });
+  await annotations.getByLabel('Note').fill('Release 1.4');
+  await annotations.getByRole('button', { name: 'Add annotation' }).click();
+  await page.getByRole('button', { name: 'Delete the annotation “Release 1.4”' }).waitFor();
   // The dashboard's first screen, on a laptop and on a phone (ADR 0081), the page views chosen.
   await page.getByTestId('tile-pageViews').getByRole('button').click();
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.getByTestId('big-chart').waitFor();
   await page.screenshot({ path: 'docs/images/usage.png' });
+  // Where visitors come from (ADR 0073).
+  await page.locator('#sources').screenshot({ path: 'docs/images/usage-sources.png' });
   await page.setViewportSize({ width: 360, height: 800 });
   await page.getByTestId('big-chart').waitFor();
   await page.screenshot({ path: 'docs/images/usage-phone.png' });
-  console.log('Saved docs/images/home.png, sign-in.png, profile.png, usage.png, usage-phone.png');
+  console.log(
+    'Saved docs/images/home.png, sign-in.png, profile.png, usage.png, usage-sources.png, usage-phone.png',
+  );
 } finally {
   await browser.close();
   server.kill('SIGTERM');
