@@ -187,14 +187,14 @@ test('the segment filter narrows every panel to a device, kept in the address', 
       };
     })
     .toEqual({ users: '1', home: true });
-  await expect(page.getByLabel('Device')).toHaveValue('mobile');
+  await expect(page.getByLabel('Device', { exact: true })).toHaveValue('mobile');
   await expect(pages).toHaveText([/^Page/, /^Home\s*2\s*1/]);
 
   // Everyone again (this admin's own desktop visits included), then the phone's visit by the filter's own control.
-  await page.getByLabel('Device').selectOption('');
+  await page.getByLabel('Device', { exact: true }).selectOption('');
   await expect(page).toHaveURL(`${fresh.origin}/usage`);
   await expect.poll(async () => Number(await users.textContent())).toBeGreaterThan(1);
-  await page.getByLabel('Device').selectOption('mobile');
+  await page.getByLabel('Device', { exact: true }).selectOption('mobile');
   await expect(page).toHaveURL(`${fresh.origin}/usage?device=mobile`);
   await expect(users).toHaveText('1');
   await page.getByLabel('Users', { exact: true }).selectOption('signed-in');
