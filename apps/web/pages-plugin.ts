@@ -5,7 +5,7 @@ import { parseAst, type Plugin, type ViteDevServer } from 'vite';
 /** The route table's module: `import { pages } from 'virtual:gatehouse-pages'` (src/app/app.tsx). */
 export const PAGES_MODULE = 'virtual:gatehouse-pages';
 const RESOLVED = `\0${PAGES_MODULE}`;
-/** A page is a file named `*-page.tsx` under src/features/; it exports its component as default and its `route`. */
+/** A page is a file named `*-page.tsx` under src/features/ (its tests, `*-page.test.tsx`, are not); it exports its component as default and its `route`. */
 export const PAGE_FILE = /-page\.tsx$/;
 
 type Literal = string | number | boolean | null | Literal[] | { [key: string]: Literal };
@@ -71,7 +71,7 @@ export function pagesPlugin({ root = join(import.meta.dirname, 'src/features') }
 
 function isPage(root: string, file: string): boolean {
   const path = relative(root, file.split('?')[0] ?? file);
-  return PAGE_FILE.test(path) && !path.startsWith('..') && !path.includes('.test.');
+  return PAGE_FILE.test(path) && !path.startsWith('..');
 }
 
 /** The error of a bad route file as the module's text, so a dev server shows it rather than dying. */
@@ -86,7 +86,7 @@ function safely(make: () => string): string {
 /** The table's module: every page's route with its component, sorted by path. */
 export function pagesModule(root: string): string {
   const pages = readdirSync(root, { recursive: true, encoding: 'utf8' })
-    .filter((path) => PAGE_FILE.test(path) && !path.includes('.test.'))
+    .filter((path) => PAGE_FILE.test(path))
     .map((path) => join(root, path))
     .map((file) => ({ file, route: readRoute(readFileSync(file, 'utf8'), file) }))
     .sort((a, b) => (a.route.path < b.route.path ? -1 : 1));
