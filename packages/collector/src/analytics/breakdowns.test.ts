@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserContext, browserEnvelope, browserRequest } from '../test-support/browser-envelopes.js';
-import { startTestCollector, type TestCollector } from '../test-support/server.js';
+import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
+import { postAs, startTestCollector, type TestCollector } from '../test-support/server.js';
 import type { WritableStore } from '../store/store.js';
 
 const WINDOWS_EDGE =
@@ -29,15 +29,10 @@ function visit(refUris: string[]) {
 let running: TestCollector;
 beforeAll(async () => {
   running = await startTestCollector({ retentionDays: 0 });
-  const send = async (userAgent: string, envelopes: object[]) => {
-    const { body, headers } = browserRequest(envelopes);
-    const response = await fetch(`${running.origin}/v2/track`, {
-      method: 'POST',
-      body,
-      headers: { ...headers, 'user-agent': userAgent },
+  const send = async (userAgent: string, envelopes: object[]) =>
+    expect(await postAs(running.origin, userAgent, envelopes)).toMatchObject({
+      itemsAccepted: envelopes.length,
     });
-    expect(await response.json()).toMatchObject({ itemsAccepted: envelopes.length });
-  };
   // From a search result with a token in its query, then a move within the site.
   await send(
     WINDOWS_EDGE,

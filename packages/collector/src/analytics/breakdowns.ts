@@ -1,6 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { DIRECT, type BreakdownRow, type Breakdowns } from '@gatehouse/api-contract';
 import {
+  DAY,
   describePeriod,
   LIST_LIMIT,
   num,
@@ -15,7 +16,7 @@ import {
 import { rollupRows } from './usage.js';
 
 /** A session lasts at most a day (the SDKs renew it after 24 hours): its first page view is no earlier. */
-const SESSION_MAX_MS = 86_400_000;
+const SESSION_MAX_MS = DAY;
 
 // Browsers, systems and devices from the hourly rollup (keyed by each), and the parts of an hour at the
 // ends from the items, as the overview; one scan for the three and the total (visitors of the period).

@@ -1,6 +1,8 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Retention, RetentionUnit } from '@gatehouse/api-contract';
 import {
+  DAY,
+  HOUR,
   describePeriod,
   iso,
   num,
@@ -11,7 +13,7 @@ import {
   type UsageReader,
 } from './sql.js';
 
-const UNIT_MS: Record<RetentionUnit, number> = { day: 86_400_000, week: 7 * 86_400_000 };
+const UNIT_MS: Record<RetentionUnit, number> = { day: DAY, week: 7 * DAY };
 
 /**
  * Retention: each user's cohort is the day or week (UTC; weeks start on Monday) of the first item ever
@@ -43,7 +45,7 @@ export async function queryRetention(
   // An own property: `in` would take 'toString' (from Object.prototype) for a unit, into the SQL.
   if (!Object.hasOwn(UNIT_MS, unit)) throw new RangeError(`Unknown retention unit ${String(unit)}`);
   const p = period(options);
-  const currentHour = Math.floor(p.to / 3_600_000) * 3_600_000;
+  const currentHour = Math.floor(p.to / HOUR) * HOUR;
   const values: DuckDBValue[] = [ts(p.from), ts(p.to), ts(currentHour)];
   const rows = await reader.read(retentionSql(unit, segmentSql(options, values)), values);
   const counts = new Map(rows.map((r) => [`${num(r.cohort_ms)}:${num(r.k)}`, num(r.users)]));

@@ -1,7 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserContext, browserEnvelope, browserRequest } from '../test-support/browser-envelopes.js';
-import { startTestCollector, type TestCollector } from '../test-support/server.js';
+import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
+import { postAs, startTestCollector, type TestCollector } from '../test-support/server.js';
 import type { Segment } from '@gatehouse/api-contract';
 import { segmentSql } from './sql.js';
 import type { WritableStore } from '../store/store.js';
@@ -33,15 +33,10 @@ function visitor(user: { authUserId?: string; roles?: string }, ...pages: string
 let running: TestCollector;
 beforeAll(async () => {
   running = await startTestCollector({ retentionDays: 0 });
-  const send = async (userAgent: string, envelopes: object[]) => {
-    const { body, headers } = browserRequest(envelopes);
-    const response = await fetch(`${running.origin}/v2/track`, {
-      method: 'POST',
-      body,
-      headers: { ...headers, 'user-agent': userAgent },
+  const send = async (userAgent: string, envelopes: object[]) =>
+    expect(await postAs(running.origin, userAgent, envelopes)).toMatchObject({
+      itemsAccepted: envelopes.length,
     });
-    expect(await response.json()).toMatchObject({ itemsAccepted: envelopes.length });
-  };
   await send(FIREFOX_DESKTOP, visitor({}, 'Home'));
   await send(CHROME_PHONE, visitor({ authUserId: 'alice', roles: 'member' }, 'Profile'));
   await send(CHROME_DESKTOP, visitor({ authUserId: 'root', roles: 'admin,member' }, 'Usage', 'Profile'));

@@ -10,7 +10,7 @@ import type { TelemetryStore } from '../store/store.js';
 
 const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
+export const DAY = 24 * HOUR;
 
 /** Each range's length and the width of its chart buckets. */
 export const rangeSpecs: Record<UsageRange, { lengthMs: number; bucketMs: number }> = {
@@ -100,11 +100,6 @@ function customPeriod(options: UsageOptions): { from: number; to: number } | nul
   return { from, to };
 }
 
-/**
- * The period asked for, [from, to) in epoch ms: the custom one as given, or the range's length up to
- * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
- * from here (or from bucketedPeriod, for charts).
- */
 /** A preset range's spec, or a custom period's bounds: the one reading of the options both periods share. */
 function chosenPeriod(
   options: UsageOptions,
@@ -117,6 +112,11 @@ function chosenPeriod(
   return { range, ...spec, now: options.now ?? Date.now() };
 }
 
+/**
+ * The period asked for, [from, to) in epoch ms: the custom one as given, or the range's length up to
+ * now. The one place a request's period is made; every usage, analytics and Log Analytics query takes it
+ * from here (or from bucketedPeriod, for charts).
+ */
 export function period(options: UsageOptions = {}): {
   range: UsageRange | 'custom';
   from: number;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createCollector, type Collector, type CollectorOptions, type LogLevel } from '../http/collector.js';
 import { defaultHttpLimits, httpServerOptions, limitServer, type HttpLimits } from '../http/http-limits.js';
-import { BROWSER_IKEY } from './browser-envelopes.js';
+import { BROWSER_IKEY, browserRequest } from './browser-envelopes.js';
 
 export interface TestCollector {
   /** http://127.0.0.1:port, or https:// when started with `tls` */
@@ -69,4 +69,15 @@ export async function startTestCollector(
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Posts envelopes as the browser SDK would from a browser of this User-Agent; the collector's answer. */
+export async function postAs(origin: string, userAgent: string, envelopes: object[]): Promise<unknown> {
+  const { body, headers } = browserRequest(envelopes);
+  const response = await fetch(`${origin}/v2/track`, {
+    method: 'POST',
+    body,
+    headers: { ...headers, 'user-agent': userAgent },
+  });
+  return response.json();
 }
