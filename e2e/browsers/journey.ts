@@ -76,6 +76,22 @@ async function expectSeen(tab: Tab, target: Target, text?: string | RegExp, time
   else await poll.toMatch(text);
 }
 
+/**
+ * Clicks `target` once it is shown. Playwright waits for an element before acting on it; the WebDriver
+ * sessions act at once, and a slower engine may not have rendered it yet (WebKit in CI: the banner's
+ * "Sign in" a moment after consent).
+ */
+async function press(tab: Tab, target: Target) {
+  await expectSeen(tab, target);
+  await tab.click(target);
+}
+
+/** Types `text` into the field `target` finds, once it is shown. */
+async function typeInto(tab: Tab, target: Target, text: string) {
+  await expectSeen(tab, target);
+  await tab.fill(target, text);
+}
+
 async function expectGone(tab: Tab, target: Target) {
   await expect.poll(() => textOf(tab, target), { message: `${JSON.stringify(target)} is gone` }).toBeNull();
 }
@@ -103,7 +119,7 @@ export async function journey(browser: BrowserSession): Promise<void> {
   await expectSeen(tab, { role: 'heading', name: 'Welcome to Gatehouse' });
   await expectSeen(tab, consent);
   expect(await tab.evaluate(telemetryTraces, null)).toEqual({ sdkChunks: [], keys: [] });
-  await tab.click({ role: 'button', name: 'Accept', within: consent });
+  await press(tab, { role: 'button', name: 'Accept', within: consent });
   await expectGone(tab, consent);
   await expect
     .poll(() => probe(tab, telemetryIds, null), { message: 'the SDK started a session' })
@@ -113,12 +129,12 @@ export async function journey(browser: BrowserSession): Promise<void> {
 
   // Sign in at the provider's own page, as a person would; back on the app, signed in, with no code or
   // state left in the address.
-  await tab.click({ role: 'button', name: 'Sign in', within: banner });
+  await press(tab, { role: 'button', name: 'Sign in', within: banner });
   await expect.poll(() => currentUrl(tab)).toMatch(new RegExp(`^${IDP}/`));
   await expectSeen(tab, { label: 'Username' });
-  await tab.fill({ label: 'Username' }, ADMIN.username);
-  await tab.fill({ label: 'Password' }, ADMIN.password);
-  await tab.click({ role: 'button', name: 'Sign in' });
+  await typeInto(tab, { label: 'Username' }, ADMIN.username);
+  await typeInto(tab, { label: 'Password' }, ADMIN.password);
+  await press(tab, { role: 'button', name: 'Sign in' });
   await expectSeen(tab, displayName, ADMIN.name);
   await expectSeen(tab, { role: 'button', name: 'Sign out', within: banner });
   await expect.poll(() => currentUrl(tab)).toBe(`${APP}/`);
@@ -134,13 +150,13 @@ export async function journey(browser: BrowserSession): Promise<void> {
   await expectSeen(tab, displayName, ADMIN.name);
 
   // The API, called by the app with the tab's token: the profile page and the diagnostics button.
-  await tab.click({ role: 'link', name: 'Profile', within: { role: 'navigation' } });
+  await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
   await expectSeen(tab, { testId: 'profile-name' }, ADMIN.name);
   await expectSeen(tab, { testId: 'profile-email' }, ADMIN.email);
   await expectSeen(tab, { testId: 'api-me' }, /"sub": "admin"/);
-  await tab.click({ role: 'link', name: 'Diagnostics', within: { role: 'navigation' } });
+  await press(tab, { role: 'link', name: 'Diagnostics', within: { role: 'navigation' } });
   await expectSeen(tab, { role: 'heading', name: 'Diagnostics' });
-  await tab.click({ role: 'button', name: 'Call the API' });
+  await press(tab, { role: 'button', name: 'Call the API' });
   await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
 
   // Renewal: before the access token expires the tab renews it silently with its refresh token, which
@@ -209,7 +225,7 @@ export async function journey(browser: BrowserSession): Promise<void> {
   const other = await browser.newTab();
   await other.goto(`${APP}/`);
   await expectSeen(other, displayName, ADMIN.name);
-  await other.click({ role: 'button', name: 'Sign out', within: banner });
+  await press(other, { role: 'button', name: 'Sign out', within: banner });
   await expectSeen(tab, { role: 'button', name: 'Sign in', within: banner });
   expect(await tab.evaluate(storedSession, null)).toBeNull();
   // The other tab went to the provider's end-session endpoint and is back, signed out.
@@ -230,6 +246,6 @@ export async function journey(browser: BrowserSession): Promise<void> {
     .toEqual({ session: true, user: true });
 
   // The provider's session is gone too: signing in again asks for the password.
-  await tab.click({ role: 'button', name: 'Sign in', within: banner });
+  await press(tab, { role: 'button', name: 'Sign in', within: banner });
   await expectSeen(tab, { label: 'Username' });
 }
