@@ -1,4 +1,4 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+import { listValue, type DuckDBValue } from '@duckdb/node-api';
 import {
   SESSION_ID,
   SESSIONS_LIMIT,
@@ -104,17 +104,22 @@ export function rollupRows(
   bind: (value: DuckDBValue) => string,
   /** More of the rollup's keys to give (the breakdowns'). */
   keys: readonly ('browser' | 'device_type' | 'os')[] = [],
+  /**
+   * Also give `seen_at`: the item's time, or a rollup row's hour (a lower bound of its items' times, none
+   * of them an hour later): the sessions list's first pass.
+   */
+  withTime = false,
 ): string {
   let firstHour = Math.ceil(from / HOUR) * HOUR;
   let lastHour = Math.floor(to / HOUR) * HOUR;
   if (firstHour > lastHour) firstHour = lastHour = to; // Within one hour: the items alone.
   const ids = ['user_id', 'auth_user_id', 'session_id', ...keys].join(', ');
-  const item = (a: number, b: number) => `SELECT ${ids},
+  const item = (a: number, b: number) => `SELECT ${ids},${withTime ? ' time AS seen_at,' : ''}
     (type = 'pageview')::BIGINT AS page_views, (type = 'exception')::BIGINT AS exceptions,
     (${FAILED_CALL})::BIGINT AS failed_calls
   FROM items WHERE time >= ${bind(ts(a))} AND time < ${bind(ts(b))}${seg}`;
   const parts = [
-    `SELECT ${ids}, page_views, exceptions, failed_calls FROM usage_hourly
+    `SELECT ${ids},${withTime ? ' hour AS seen_at,' : ''} page_views, exceptions, failed_calls FROM usage_hourly
   WHERE hour >= ${bind(ts(firstHour))} AND hour < ${bind(ts(lastHour))}${seg}`,
   ];
   if (from < firstHour) parts.push(item(from, firstHour));
@@ -194,6 +199,16 @@ GROUP BY target, name ORDER BY n DESC, target, name LIMIT ${LIST_LIMIT}`;
 const signedInIdsSql = (seg: string) => `SELECT DISTINCT auth_user_id FROM items
 WHERE auth_user_id IS NOT NULL AND time >= $1 AND time < $2${seg} LIMIT ${SIGNED_IN_IDS_LIMIT}`;
 
+/**
+ * The first pass of the sessions list: of the sessions in `rows` (rollupRows with times), those whose
+ * first `seen_at` is at or after the limit-th latest one's (all of them when there are fewer), with it.
+ */
+const latestSessionsSql = (rows: string, limit: string) => `WITH firsts AS (
+  SELECT session_id, min(seen_at) AS first_at FROM (${rows}) WHERE session_id IS NOT NULL GROUP BY session_id
+)
+SELECT session_id, epoch_ms(first_at)::DOUBLE AS first_ms FROM firsts
+WHERE first_at >= (SELECT min(first_at) FROM (SELECT first_at FROM firsts ORDER BY first_at DESC LIMIT ${limit}::INTEGER))`;
+
 const sessionsSql = (seg: string) => `SELECT session_id,
   max(auth_user_id) AS auth_user,
   max(user_id) AS anon_user,
@@ -201,7 +216,7 @@ const sessionsSql = (seg: string) => `SELECT session_id,
   epoch_ms(max(time))::DOUBLE AS end_ms,
   count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pages,
   count(*) FILTER (WHERE type = 'exception' OR (${FAILED_CALL}))::DOUBLE AS errors
-FROM items WHERE session_id IS NOT NULL AND time >= $1 AND time < $2${seg}
+FROM items WHERE session_id IN (SELECT unnest($4::VARCHAR[])) AND time >= $1 AND time < $2${seg}
 GROUP BY session_id ORDER BY start_ms DESC, session_id LIMIT $3::INTEGER`;
 
 const timelineSql = `SELECT epoch_ms(time)::DOUBLE AS t, type, name, url, operation_id, duration_ms, success,
@@ -323,7 +338,22 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
     async sessions(options) {
       const p = period(options);
       const limit = sessionsLimit(options);
-      const values: DuckDBValue[] = [ts(p.from), ts(p.to), limit];
+      // First pass, over the rollup: each session's first hour in the period (its first item's time in
+      // the parts of an hour at either end), and the sessions whose first is at or after the limit-th
+      // latest of them. They hold the latest `limit` sessions (any other started before each of them),
+      // and their items in the period are all at or after the earliest first: the second pass reads
+      // the items of those sessions only, from that time on.
+      const firstValues: DuckDBValue[] = [];
+      const firstSeg = segmentSql(options, firstValues);
+      const firstBind = (value: DuckDBValue) => `$${firstValues.push(value)}`;
+      const candidates = await reader.read(
+        latestSessionsSql(rollupRows(p.from, p.to, firstSeg, firstBind, [], true), firstBind(limit)),
+        firstValues,
+      );
+      if (candidates.length === 0) return { ...describePeriod(p), sessions: [] };
+      const since = Math.min(...candidates.map((r) => num(r.first_ms)));
+      const ids = listValue(candidates.map((r) => String(r.session_id)));
+      const values: DuckDBValue[] = [ts(Math.max(p.from, since)), ts(p.to), limit, ids];
       const rows = await reader.read(sessionsSql(segmentSql(options, values)), values);
       return {
         ...describePeriod(p),

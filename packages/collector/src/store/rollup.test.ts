@@ -67,6 +67,35 @@ async function fromItems(store: WritableStore, from: number, to: number, options
   return [row!.users, row!.signed_in, row!.sessions, row!.pv, row!.ex, row!.failed];
 }
 
+/** The latest sessions straight from the items, as before the rollup's first pass (usage.ts sessions). */
+async function sessionsFromItems(
+  store: WritableStore,
+  from: number,
+  to: number,
+  options: UsageOptions,
+  limit: number,
+) {
+  const values: DuckDBValue[] = [ts(from), ts(to), limit];
+  const seg = segmentSql(options, values);
+  const rows = await store.read(
+    `SELECT session_id, coalesce(max(auth_user_id), max(user_id)) AS usr, epoch_ms(min(time))::DOUBLE AS start_ms,
+      (epoch_ms(max(time)) - epoch_ms(min(time)))::DOUBLE AS length_ms,
+      count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pages,
+      count(*) FILTER (WHERE type = 'exception' OR (type = 'dependency' AND success = false))::DOUBLE AS errors
+    FROM items WHERE session_id IS NOT NULL AND time >= $1 AND time < $2${seg}
+    GROUP BY session_id ORDER BY start_ms DESC, session_id LIMIT $3::INTEGER`,
+    values,
+  );
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    user: r.usr,
+    start: new Date(Number(r.start_ms)).toISOString(),
+    lengthMs: r.length_ms,
+    pages: r.pages,
+    errors: r.errors,
+  }));
+}
+
 /** Retention straight from the items, as before the rollup: every item before the period's end, none from the rollup. */
 async function retentionFromItems(store: WritableStore, options: UsageOptions) {
   const direct = {
@@ -120,6 +149,26 @@ async function expectExact(store: WritableStore) {
         t.failedCalls.value,
       ]).toEqual(await fromItems(store, NOW - length, NOW, options));
       expect(t.users.previous).toBe((await fromItems(store, NOW - 2 * length, NOW - length, options))[0]);
+    }
+    // The sessions list: its first pass over the rollup picks the same latest sessions, ties included.
+    for (const [range, length] of [
+      ['1h', HOUR],
+      ['24h', 24 * HOUR],
+      ['7d', 168 * HOUR],
+    ] as const) {
+      for (const limit of [1, 4, 50]) {
+        const listed = await usage.sessions({ ...segment, range, now: NOW, limit });
+        expect(
+          listed.sessions.map(({ sessionId, user, start, lengthMs, pages, errors }) => ({
+            sessionId,
+            user,
+            start,
+            lengthMs,
+            pages,
+            errors,
+          })),
+        ).toEqual(await sessionsFromItems(store, NOW - length, NOW, segment, limit));
+      }
     }
     const chart = await usage.timeseries({ ...segment, range: '24h', now: NOW });
     for (const bucket of chart.buckets) {
