@@ -350,7 +350,7 @@ test('breakdowns: where visitors came from and what they use, ranked with shares
   await expect(page.getByTestId('pages-table').locator('tbody th')).toHaveText(['Home', 'Reports']);
 });
 
-test('every table downloads as CSV: the rows the page shows, RFC 4180 in UTF-8, formulas neutralised', async ({
+test('every table downloads as CSV: the rows the page shows, RFC 4180 in UTF-8, formulas neutralised; estimated columns marked and explained', async ({
   page,
 }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
@@ -389,6 +389,21 @@ test('every table downloads as CSV: the rows the page shows, RFC 4180 in UTF-8, 
   // The other tables have the same control.
   await expect(page.getByRole('button', { name: 'Download CSV of Sessions' })).toBeVisible();
   await expect(page.getByRole('button', { name: /^Download CSV of / })).not.toHaveCount(0);
+
+  // Over seven days the users and the 95th percentile come from the daily sketches (ADR 0074): their
+  // columns are marked, and the note under the table says how they are estimated and how closely.
+  await page.goto(`${fresh.origin}/usage?range=7d`);
+  const week = page.getByRole('region', { name: 'Pages' });
+  await expect(week.getByTestId('pages-table').getByRole('columnheader')).toHaveText([
+    'Page',
+    'Views',
+    '≈ Users',
+    'Average ms',
+    '≈ p95 ms',
+  ]);
+  await expect(week.getByText(/^≈ Estimated over this period: Users by HyperLogLog/)).toContainText(
+    /standard error 2\.3\s?%.*p95 by durations counted in bins 5 % wide per page and day \(within 2\.5\s?% of the value\)/,
+  );
 });
 
 for (const size of SIZES) {

@@ -263,6 +263,26 @@ export const timeseriesSchema = z
   })
   .meta({ id: 'Timeseries' });
 
+/**
+ * Which figures of a list's rows are estimates, and how close (issue 26, ADR 0074). Empty when every
+ * figure is exact. The page marks each such column and says its bound.
+ */
+export const estimatesSchema = <const F extends readonly [string, ...string[]]>(fields: F) =>
+  z
+    .array(
+      z.strictObject({
+        field: z.enum(fields).meta({ description: "The row's figure that is an estimate" }),
+        kind: z.enum(['distinct-count', 'percentile']),
+        error: z.number().min(0).max(1).meta({
+          description:
+            "For a distinct count, its relative standard error (about two in three estimates are within it, nearly all within three times it); for a percentile, the most it may be off, as a share of the value (errorOf 'value') or of the values' ranks (errorOf 'rank')",
+        }),
+        errorOf: z.enum(['value', 'rank']),
+        method: z.string().meta({ description: 'How it is estimated, in a sentence for the page' }),
+      }),
+    )
+    .meta({ description: 'The figures of every row that are estimates; empty when all are exact' });
+
 export const pageRowSchema = z
   .strictObject({ name: z.string(), views: count, users: count, avgDurationMs: ms, p95DurationMs: ms })
   .meta({ id: 'Page' });
@@ -312,7 +332,10 @@ export const sessionRowSchema = z
   })
   .meta({ id: 'Session' });
 
-export const pagesSchema = z.strictObject({ ...period, pages: z.array(pageRowSchema) }).meta({ id: 'Pages' });
+export const pageEstimateFields = ['users', 'p95DurationMs'] as const;
+export const pagesSchema = z
+  .strictObject({ ...period, pages: z.array(pageRowSchema), estimates: estimatesSchema(pageEstimateFields) })
+  .meta({ id: 'Pages' });
 export const exceptionsSchema = z
   .strictObject({ ...period, exceptions: z.array(exceptionGroupSchema) })
   .meta({ id: 'Exceptions' });
@@ -388,6 +411,7 @@ export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
 export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;
 export type Pages = z.infer<typeof pagesSchema>;
+export type Estimate = Pages['estimates'][number];
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

@@ -17,7 +17,23 @@ import {
 import type { Envelope } from '../store/store.js';
 import { FAILED_CALL } from '../store/rollup.js';
 import {
+  binSql,
+  binValueSql,
+  DURATION_ERROR,
+  DURATION_METHOD,
+  PAGE_DAILY,
+  PAGE_DAILY_DURATIONS,
+  PAGE_DAILY_USERS,
+  rankSql,
+  registerSql,
+  userHashSql,
+  USERS_ERROR,
+  USERS_METHOD,
+  usersEstimateSql,
+} from '../store/page-sketch.js';
+import {
   bucketedPeriod,
+  DAY,
   describePeriod,
   HOUR,
   iso,
@@ -174,6 +190,62 @@ const pagesSql = (seg: string) => `SELECT
 FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
 GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
+/** The fewest whole days in a period for the Pages panel to read the daily sketches. */
+export const SKETCH_MIN_DAYS = 2;
+
+/** What the Pages panel estimates when it reads the sketches, and how closely. */
+export const PAGE_ESTIMATES: Pages['estimates'] = [
+  { field: 'users', kind: 'distinct-count', error: USERS_ERROR, errorOf: 'value', method: USERS_METHOD },
+  {
+    field: 'p95DurationMs',
+    kind: 'percentile',
+    error: DURATION_ERROR,
+    errorOf: 'value',
+    method: DURATION_METHOD,
+  },
+];
+
+/**
+ * The Pages panel from the daily sketches (store/page-sketch.ts) for the whole days [$1, $2), and from
+ * the page views of the parts of a day at either end, [$3, $1) and [$2, $4): the views and the average
+ * exact, the users and the 95th percentile estimated from the sketches merged with those of the ends.
+ */
+const pagesSketchSql = `WITH edge AS MATERIALIZED (
+  SELECT coalesce(name, '') AS name, duration_ms, user_id FROM items
+  WHERE type = 'pageview' AND time >= $3 AND time < $1
+  UNION ALL SELECT coalesce(name, ''), duration_ms, user_id FROM items
+  WHERE type = 'pageview' AND time >= $2 AND time < $4
+),
+top AS (
+  SELECT name, sum(views) AS views, sum(duration_n) AS n, sum(duration_sum) AS s FROM (
+    SELECT name, views, duration_n, duration_sum FROM ${PAGE_DAILY} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT name, 1, (duration_ms IS NOT NULL)::BIGINT, coalesce(duration_ms, 0) FROM edge
+  ) GROUP BY name ORDER BY views DESC, name LIMIT ${LIST_LIMIT}
+),
+users AS (${usersEstimateSql(`SELECT name, reg, max(rank) AS rank FROM (
+    SELECT name, reg, rank FROM ${PAGE_DAILY_USERS} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT name, ${registerSql('h')}, ${rankSql('h')} FROM (
+      SELECT name, ${userHashSql('user_id')} AS h FROM edge WHERE user_id IS NOT NULL
+    )
+  ) WHERE name IN (SELECT name FROM top) GROUP BY name, reg`)}),
+bins AS (
+  SELECT name, bin, sum(n) AS n FROM (
+    SELECT name, bin, n FROM ${PAGE_DAILY_DURATIONS} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT name, ${binSql('duration_ms')}, 1 FROM edge WHERE duration_ms IS NOT NULL
+  ) WHERE name IN (SELECT name FROM top) GROUP BY name, bin
+),
+p95 AS (
+  SELECT name, min(bin) FILTER (WHERE below >= 0.95 * total) AS bin FROM (
+    SELECT name, bin, sum(n) OVER (PARTITION BY name ORDER BY bin) AS below,
+      sum(n) OVER (PARTITION BY name) AS total
+    FROM bins
+  ) GROUP BY name
+)
+SELECT top.name, top.views::DOUBLE AS views, round(coalesce(users.users, 0))::DOUBLE AS users,
+  CASE WHEN top.n > 0 THEN top.s / top.n END AS avg_ms, ${binValueSql('p95.bin')} AS p95_ms
+FROM top LEFT JOIN users USING (name) LEFT JOIN p95 USING (name)
+ORDER BY views DESC, name`;
+
 // The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
 // here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
 // 170–250 ms, and more once the envelope is compressed with zstd). arg_max_null: a latest row without
@@ -284,7 +356,15 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
     async pages(options) {
       const p = period(options);
       const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
-      const rows = await reader.read(pagesSql(segmentSql(options, values)), values);
+      const seg = segmentSql(options, values);
+      // Two whole days or more and no segment: the whole days from the daily sketches, the parts of a
+      // day at either end from the items; users and the 95th percentile are then estimates (ADR 0074).
+      const firstDay = Math.ceil(p.from / DAY) * DAY;
+      const lastDay = Math.floor(p.to / DAY) * DAY;
+      const sketched = seg === '' && lastDay - firstDay >= SKETCH_MIN_DAYS * DAY;
+      const rows = sketched
+        ? await reader.read(pagesSketchSql, [ts(firstDay), ts(lastDay), ts(p.from), ts(p.to)])
+        : await reader.read(pagesSql(seg), values);
       return {
         ...describePeriod(p),
         pages: rows.map((r) => ({
@@ -294,6 +374,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
           avgDurationMs: numOrNull(r.avg_ms),
           p95DurationMs: numOrNull(r.p95_ms),
         })),
+        estimates: sketched ? PAGE_ESTIMATES : [],
       };
     },
 

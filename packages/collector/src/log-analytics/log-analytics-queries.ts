@@ -1,4 +1,10 @@
-import { SESSION_ID, USER_ID, type TimeseriesBucket, type WebVitalName } from '@gatehouse/api-contract';
+import {
+  SESSION_ID,
+  USER_ID,
+  type Pages,
+  type TimeseriesBucket,
+  type WebVitalName,
+} from '@gatehouse/api-contract';
 import type { AnalyticsQueries } from '../analytics/product.js';
 import { shapeBreakdowns } from '../analytics/breakdowns.js';
 import { shapeExperience } from '../analytics/experience.js';
@@ -65,6 +71,29 @@ export interface LogAnalyticsQueries {
  * they do not (funnels, user flows and retention need every item of a user in order: the portal has
  * views of its own for them; access and erasure requests go through Azure's own purge and export).
  */
+/**
+ * Kusto's own estimates, as its documentation states them: `dcount` at its default accuracy (a
+ * standard error of 0.8 %; exact up to 1,000 values), `percentile` a t-digest (off by at most 1 % of
+ * the ranks). (https://learn.microsoft.com/kusto/query/dcount-aggregation-function and
+ * percentiles-aggregation-function.)
+ */
+const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [
+  {
+    field: 'users',
+    kind: 'distinct-count',
+    error: 0.008,
+    errorOf: 'value',
+    method: "Kusto's dcount (HyperLogLog)",
+  },
+  {
+    field: 'p95DurationMs',
+    kind: 'percentile',
+    error: 0.01,
+    errorOf: 'rank',
+    method: "Kusto's percentile (t-digest)",
+  },
+];
+
 export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}): LogAnalyticsQueries {
   const usage: UsageQueries = {
     async overview(options = {}) {
@@ -123,6 +152,7 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           avgDurationMs: numOrNull(r.avgMs),
           p95DurationMs: numOrNull(r.p95Ms),
         })),
+        estimates: KUSTO_PAGE_ESTIMATES,
       };
     },
 

@@ -1,4 +1,5 @@
 import { DuckDBTimestampValue, type DuckDBConnection } from '@duckdb/node-api';
+import { markDaysSql, recomputeMarkedSql } from './page-sketch.js';
 
 /*
  * Day compaction (ADR 0072): each whole UTC day of items, once it is over, is written again sorted by
@@ -11,7 +12,8 @@ import { DuckDBTimestampValue, type DuckDBConnection } from '@duckdb/node-api';
  * 2.3–3.4 s → 0.8–1.1 s, the web vitals 0.9–1.1 s → 0.24–0.37 s.
  *
  * Nothing is lost or changed but the rows' order: the rollup (rollup.ts) and every answer stay as they
- * were; within a type the order is the time, then the order they arrived in (their rowid).
+ * were; within a type the order is the time, then the order they arrived in (their rowid). The day's
+ * page sketches (page-sketch.ts), a row per load and register until then, are written again once.
  */
 
 /** One row: every day before it has been rewritten (a store made before has none until its first). */
@@ -52,6 +54,9 @@ export async function compactNextDay(c: DuckDBConnection, before: number): Promi
     await c.run('DELETE FROM items WHERE time >= $1 AND time < $2', range);
     await c.run(`INSERT INTO items SELECT * FROM ${STAGE}`);
     await c.run(`DROP TABLE ${STAGE}`);
+    // The day's page sketches in as few rows as they can be (each load had added its own).
+    await c.run(markDaysSql('SELECT $1::TIMESTAMP'), [micros(day)]);
+    for (const sql of recomputeMarkedSql) await c.run(sql);
     await c.run(`DELETE FROM ${COMPACTED_TABLE}`);
     await c.run(`INSERT INTO ${COMPACTED_TABLE} VALUES ($1)`, [end]);
     await c.run('COMMIT');

@@ -6,6 +6,7 @@ import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
 import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
 import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
+import { sketchInsertSql } from './page-sketch.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits
@@ -84,6 +85,7 @@ const stageToItems = [
   `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time, rowid`,
   rollupInsertSql(STAGE),
   sourcesInsertSql(STAGE),
+  ...sketchInsertSql(STAGE),
   `DELETE FROM ${STAGE}`,
 ];
 

@@ -22,6 +22,7 @@ import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
 import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
+import { addPageSketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './page-sketch.js';
 import {
   annotationsTableSql,
   createAnnotationQueries,
@@ -254,6 +255,7 @@ export async function openWritableStore(
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
   await addRollup(writer);
+  await addPageSketches(writer);
   await writer.run(annotationsTableSql);
   const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with
@@ -432,7 +434,8 @@ export async function openWritableStore(
         await c.run('BEGIN TRANSACTION');
         try {
           const result = await c.run('DELETE FROM items WHERE time < $1', [micros(before)]);
-          for (const sql of pruneRollupSql) await c.run(sql, [micros(before)]);
+          for (const sql of [...pruneRollupSql, ...pruneSketchSql]) await c.run(sql, [micros(before)]);
+          for (const sql of recomputeMarkedSql) await c.run(sql);
           await c.run('COMMIT');
           return result.rowsChanged;
         } catch (error) {
@@ -450,8 +453,11 @@ export async function openWritableStore(
         await writer.run('BEGIN TRANSACTION');
         let result;
         try {
+          // The days of their page views, whose sketches are computed again once their items are gone.
+          await writer.run(markErasedDaysSql, [user]);
           result = await writer.run('DELETE FROM items WHERE auth_user_id = $1 OR user_id = $1', [user]);
           for (const sql of eraseRollupSql) await writer.run(sql, [user]);
+          for (const sql of recomputeMarkedSql) await writer.run(sql);
           await writer.run(eraseAuthorSql, [user]);
           await writer.run('COMMIT');
         } catch (error) {

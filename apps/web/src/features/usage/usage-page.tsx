@@ -10,6 +10,7 @@ import { FlowsPanel } from './flows-panel';
 import { FunnelPanel } from './funnel-panel';
 import { LineChart } from './line-chart';
 import { LongText } from './long-text';
+import { EstimatesNote, estimatedHeading } from './estimates-note';
 import { NamedRowsTable } from './named-rows-table';
 import { PeriodPicker } from './period-picker';
 import { RetentionPanel } from './retention-panel';
@@ -196,20 +197,32 @@ export default function UsagePage() {
         <div className="usage-grid">
           <Panel title="Pages" level={3} query={pages} isEmpty={(data) => data.pages.length === 0}>
             {(data) => (
-              <NamedRowsTable
-                testId="pages-table"
-                title="Pages"
-                period={data}
-                columns={['Page', 'Views', 'Users', 'Average ms', 'p95 ms']}
-                rows={data.pages}
-                cells={(row) => [
-                  formatCount(row.views),
-                  formatCount(row.users),
-                  formatMs(row.avgDurationMs),
-                  formatMs(row.p95DurationMs),
-                ]}
-                csv={(row) => [row.views, row.users, row.avgDurationMs, row.p95DurationMs]}
-              />
+              <>
+                <NamedRowsTable
+                  testId="pages-table"
+                  title="Pages"
+                  period={data}
+                  columns={[
+                    'Page',
+                    'Views',
+                    estimatedHeading('Users', 'users', data.estimates),
+                    'Average ms',
+                    estimatedHeading('p95 ms', 'p95DurationMs', data.estimates),
+                  ]}
+                  rows={data.pages}
+                  cells={(row) => [
+                    formatCount(row.views),
+                    formatCount(row.users),
+                    formatMs(row.avgDurationMs),
+                    formatMs(row.p95DurationMs),
+                  ]}
+                  csv={(row) => [row.views, row.users, row.avgDurationMs, row.p95DurationMs]}
+                />
+                <EstimatesNote
+                  estimates={data.estimates}
+                  headings={{ users: 'Users', p95DurationMs: 'p95' }}
+                />
+              </>
             )}
           </Panel>
           <Panel title="Custom events" level={3} query={events} isEmpty={(data) => data.events.length === 0}>

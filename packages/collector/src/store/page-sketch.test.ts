@@ -1,0 +1,218 @@
+import { rmSync } from 'node:fs';
+import { afterEach, expect, it } from 'vitest';
+import type { DuckDBValue } from '@duckdb/node-api';
+import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
+import { ts } from '../analytics/sql.js';
+import { createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
+import { compactNextDay } from './compact.js';
+import { PAGE_DAILY, USERS_ERROR } from './page-sketch.js';
+import { openWritableStore, storeFile, type WritableStore } from './store.js';
+import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
+import { tempDataDir } from '../test-support/server.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+// Today's start: the views are spread over the five days before it (within the store's time window).
+const TODAY = Math.floor(Date.now() / DAY) * DAY;
+const HALF_BIN = Math.sqrt(1.05);
+/** A custom period as the API takes it. */
+const between = (from: number, to: number) => ({
+  from: new Date(from).toISOString(),
+  to: new Date(to).toISOString(),
+});
+
+/**
+ * Page views over the five days before today: a busy page with many users (where the estimate is an
+ * estimate), quieter ones, one seen by a single user only, views without a duration and without a name.
+ */
+function views(seed: number): TelemetryItem[] {
+  // mulberry32: uniform enough for ten thousand users (an LCG in doubles repeats far sooner).
+  let s = seed;
+  const rand = () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  const result = validateEnvelope(
+    browserEnvelope('pageview', browserContext({ sessionId: 's', userId: 'u' }), 0),
+    () => true,
+  );
+  if (!result.ok) throw new Error(result.message);
+  const base = result.item;
+  const envelope = JSON.parse(base.envelope) as Record<string, unknown>;
+  const items: TelemetryItem[] = [];
+  const add = (name: string | null, user: string, durationMs: number | null) =>
+    items.push({
+      ...base,
+      name,
+      userId: user,
+      sessionId: `s-${user}`,
+      durationMs,
+      time: TODAY - 5 * DAY + Math.floor(rand() * 5 * DAY),
+      // Each its own item: the store keeps one of the same envelope's text (item-identity.ts).
+      envelope: JSON.stringify({ ...envelope, seq: String(items.length) }),
+    });
+  for (let i = 0; i < 20_000; i++)
+    add('Home', `u${Math.floor(rand() * 10_000)}`, Math.round(20 + rand() ** 3 * 5_000));
+  for (let i = 0; i < 900; i++) add('Profile', `u${Math.floor(rand() * 150)}`, Math.round(50 + rand() * 400));
+  for (let i = 0; i < 300; i++) add('Usage', `u${Math.floor(rand() * 40)}`, rand() < 0.2 ? null : 800);
+  for (let i = 0; i < 30; i++) add(null, `u${Math.floor(rand() * 10)}`, 10);
+  for (let i = 0; i < 7; i++) add('Secret', 'loner', 120);
+  return items;
+}
+
+/** The Pages panel's figures straight from the items, exactly; the durations sorted, per page. */
+async function exact(store: WritableStore, from: number, to: number) {
+  const values: DuckDBValue[] = [ts(from), ts(to)];
+  const rows = await store.read(
+    `SELECT coalesce(name, '') AS name, count(*)::DOUBLE AS views, count(DISTINCT user_id)::DOUBLE AS users,
+       avg(duration_ms) AS avg_ms, list_sort(list(duration_ms) FILTER (WHERE duration_ms IS NOT NULL)) AS durations
+     FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2 GROUP BY 1 ORDER BY views DESC, name`,
+    values,
+  );
+  return rows.map((r) => ({
+    name: String(r.name),
+    views: Number(r.views),
+    users: Number(r.users),
+    avg: r.avg_ms === null ? null : Number(r.avg_ms),
+    durations: (r.durations as { items: number[] } | number[] | null) ?? [],
+  }));
+}
+
+const list = (v: unknown): number[] =>
+  Array.isArray(v) ? (v as number[]) : ((v as { items?: number[] })?.items ?? []);
+
+/** The sketched answer agrees with the items: views and averages exactly, users and p95 within bounds. */
+async function expectWithinBounds(store: WritableStore, from: number, to: number) {
+  const usage = createUsageQueries(store);
+  const answer = await usage.pages(between(from, to));
+  expect(answer.estimates).toEqual(PAGE_ESTIMATES);
+  const truth = await exact(store, from, to);
+  expect(answer.pages.map((p) => [p.name, p.views])).toEqual(truth.map((t) => [t.name, t.views]));
+  for (const [i, t] of truth.entries()) {
+    const page = answer.pages[i]!;
+    if (t.avg === null) expect(page.avgDurationMs).toBeNull();
+    else expect(page.avgDurationMs).toBeCloseTo(t.avg, 6);
+    // Within three standard errors (all but 3 in 1,000 estimates), and nearly exact when small.
+    expect(Math.abs(page.users - t.users)).toBeLessThanOrEqual(Math.max(1, 3 * USERS_ERROR * t.users));
+    const durations = list(t.durations);
+    if (durations.length === 0) {
+      expect(page.p95DurationMs).toBeNull();
+      continue;
+    }
+    // The value at the 95th percentile's rank is in the estimate's bin: at or above it are at least 95 %
+    // of the durations, below it fewer.
+    const p95 = page.p95DurationMs!;
+    const atOrBelow = durations.filter((d) => d <= p95 * HALF_BIN * 1.000001).length;
+    const below = durations.filter((d) => d < (p95 / HALF_BIN) * 0.999999).length;
+    expect(atOrBelow / durations.length).toBeGreaterThanOrEqual(0.95);
+    expect(below / durations.length).toBeLessThan(0.95);
+  }
+  return answer;
+}
+
+async function opened() {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  // Small loads, so a day's page and register have rows from several loads.
+  const store = await openWritableStore(dataDir, { load: { rows: 500, idleMs: 10, maxLagMs: 50 } });
+  return { dataDir, store };
+}
+
+/** Appends in several loads, so that a day's page and register have rows from several. */
+async function appendInLoads(store: WritableStore, items: TelemetryItem[]) {
+  for (let i = 0; i < items.length; i += 2_000) {
+    await store.append(items.slice(i, i + 2_000));
+    await store.flush();
+  }
+}
+
+// From the middle of a day to the middle of another: whole days from the sketches, the ends from the items.
+const FROM = TODAY - 5 * DAY + 7 * HOUR;
+const TO = TODAY - DAY + 13 * HOUR;
+
+it('answers a long period from the daily sketches: views and averages exact, users and p95 within their bounds', async () => {
+  const { store } = await opened();
+  await appendInLoads(store, views(1));
+  const answer = await expectWithinBounds(store, FROM, TO);
+  // The busy page has more users than the sketch has registers: HyperLogLog's own estimate, not its
+  // linear counting of empty registers.
+  expect(answer.pages[0]!.name).toBe('Home');
+  expect(answer.pages[0]!.users).toBeGreaterThan(2.5 * 2_048);
+  // The one-user page is counted exactly.
+  expect(answer.pages.find((p) => p.name === 'Secret')?.users).toBe(1);
+
+  // A short period or a segment reads the items, and says that every figure is exact.
+  const usage = createUsageQueries(store);
+  const short = await usage.pages(between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
+  expect(short.estimates).toEqual([]);
+  const day = await exact(store, TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR);
+  expect(short.pages.map((p) => [p.name, p.views, p.users])).toEqual(
+    day.map((t) => [t.name, t.views, t.users]),
+  );
+  const segmented = await usage.pages({ ...between(FROM, TO), browser: 'Chrome' });
+  expect(segmented.estimates).toEqual([]);
+  await store.close();
+}, 60_000);
+
+it('keeps the sketches true through an erasure, a prune and a day compaction, and computes them for an older store', async () => {
+  const { dataDir, store } = await opened();
+  await appendInLoads(store, views(2));
+  // Each load added its own rows for a day's pages; a compaction writes them again once (below).
+  const day = TODAY - 3 * DAY;
+  const rowsOf = async () =>
+    Number(
+      (await store.read(`SELECT count(*)::DOUBLE AS n FROM ${PAGE_DAILY} WHERE day = $1`, [ts(day)]))[0]!.n,
+    );
+  expect(await rowsOf()).toBeGreaterThan(5);
+  await expectWithinBounds(store, FROM, TO);
+
+  // Erased: the only user of a page takes it off the list, and their views off every count.
+  expect(await store.erase('loner')).toBe(7);
+  const afterErasure = await expectWithinBounds(store, FROM, TO);
+  expect(afterErasure.pages.map((p) => p.name)).not.toContain('Secret');
+
+  // Pruned inside a day: that day's sketches are computed again from what is left of it (read as a
+  // whole day of the period here), the days before it gone.
+  expect(await store.prune(TODAY - 4 * DAY + 5 * HOUR)).toBeGreaterThan(0);
+  await expectWithinBounds(store, TODAY - 4 * DAY, TO);
+  expect(
+    (
+      await store.read(`SELECT count(*)::DOUBLE AS n FROM ${PAGE_DAILY} WHERE day < $1`, [
+        ts(TODAY - 4 * DAY),
+      ])
+    )[0]!.n,
+  ).toBe(0);
+
+  // Compacted, the answers unchanged (the averages' sums may add up in another order: to a rounding).
+  const figures = (answer: Awaited<ReturnType<ReturnType<typeof createUsageQueries>['pages']>>) =>
+    answer.pages.map((p) => ({ ...p, avgDurationMs: p.avgDurationMs?.toFixed(6) }));
+  const before = figures(await createUsageQueries(store).pages(between(FROM, TO)));
+  await store.close();
+
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const raw = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await raw.connect();
+  while ((await compactNextDay(c, day + DAY)) !== null);
+  expect(
+    Number(
+      (
+        await c.runAndReadAll(`SELECT count(*) FROM ${PAGE_DAILY} WHERE day = $1`, [ts(day)])
+      ).getRows()[0]![0],
+    ),
+  ).toBe(4); // One row a page name: Home, Profile, Usage and '' (none; the erased user's page is gone).
+  // An older store: no sketches at all until it is opened.
+  await c.run('DROP TABLE page_daily; DROP TABLE page_daily_users; DROP TABLE page_daily_durations');
+  c.closeSync();
+  raw.closeSync();
+
+  const reopened = await openWritableStore(dataDir);
+  expect(figures(await createUsageQueries(reopened).pages(between(FROM, TO)))).toEqual(before);
+  await reopened.close();
+}, 60_000);

@@ -1,0 +1,139 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+/*
+ * The pages' daily sketches (issue 26, ADR 0074): beside the items, per UTC day and page name, what the
+ * Pages panel shows over a long period without reading every page view of it.
+ *
+ * - `page_daily`: the views and the durations' count and sum: exact, and summed across days.
+ * - `page_daily_users`: a HyperLogLog of the page's users (their anonymous ids): one row per register
+ *   that some user set, with its highest rank. Registers merge across days by `max`, so the users of
+ *   any set of days are estimated from them, with a relative standard error of 1.04/√2,048 = 2.3 %.
+ *   The hash is md5's lower 64 bits: DuckDB's `hash()` biased the estimates (docs/performance/usage.md).
+ * - `page_daily_durations`: the durations counted in bins 5 % wide, summed across days; the 95th
+ *   percentile is the bin holding the value at its rank, given as the bin's middle: within 2.5 % of
+ *   that value.
+ *
+ * Kept as the hourly rollup is (rollup.ts): each load adds its rows (a day's page and register may
+ * appear in several: every read sums or takes the max, which repeats do not change), a day's
+ * compaction writes its rows again from its items (compact.ts), an erasure recomputes the days the
+ * user viewed a page on, and a prune drops the days before its bound and recomputes the day it cuts.
+ */
+
+export const PAGE_DAILY = 'page_daily';
+export const PAGE_DAILY_USERS = 'page_daily_users';
+export const PAGE_DAILY_DURATIONS = 'page_daily_durations';
+const TABLES = [PAGE_DAILY, PAGE_DAILY_USERS, PAGE_DAILY_DURATIONS] as const;
+
+/** log2 of the HyperLogLog's registers. */
+const P = 11;
+const M = 2 ** P;
+/** The users' estimate: its relative standard error. */
+export const USERS_ERROR = 1.04 / Math.sqrt(M);
+/** Each duration bin's upper bound over its lower one. */
+const BIN_RATIO = 1.05;
+/** The 95th percentile's bound, as a share of the value: half a bin. */
+export const DURATION_ERROR = Math.round((Math.sqrt(BIN_RATIO) - 1) * 1000) / 1000;
+export const USERS_METHOD = `HyperLogLog with ${M.toLocaleString('en')} registers per page and day`;
+export const DURATION_METHOD = `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per page and day`;
+
+const tablesSql = [
+  `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    views BIGINT NOT NULL, duration_n BIGINT NOT NULL, duration_sum DOUBLE NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_USERS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    reg USMALLINT NOT NULL, rank UTINYINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
+];
+
+/** A page view's name as the Pages panel groups it. */
+const NAME = `coalesce(name, '')`;
+/** The register and rank of the hash `h` (UBIGINT): its low P bits; 1 + the trailing zeros of the rest. */
+export const registerSql = (h: string) => `(${h} & ${M - 1})::USMALLINT`;
+export const rankSql = (h: string) =>
+  `(least(bit_count(((${h} >> ${P}) - 1) & ~(${h} >> ${P})), ${64 - P}) + 1)::UTINYINT`;
+export const userHashSql = (userId: string) => `md5_number_lower(${userId})`;
+/** A duration's bin, and a bin's middle value. */
+export const binSql = (ms: string) => `floor(ln(1 + greatest(${ms}, 0)) / ln(${BIN_RATIO}))::SMALLINT`;
+export const binValueSql = (bin: string) => `(exp((${bin} + 0.5) * ln(${BIN_RATIO})) - 1)`;
+
+/**
+ * The users estimate of the registers in `registers` (a SELECT of name, reg, rank with each register
+ * once), per name: HyperLogLog's, with linear counting while registers are still empty (small counts,
+ * where it is nearly exact).
+ */
+export const usersEstimateSql = (registers: string) => `SELECT name,
+  CASE WHEN raw <= ${2.5 * M} AND zeros > 0 THEN ${M} * ln(${M} / zeros) ELSE raw END AS users
+FROM (
+  SELECT name, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
+    ${M} - count(*) AS zeros
+  FROM (${registers}) GROUP BY name
+)`;
+
+/** The sketch rows of the page views in `source` (a table with the items' columns) matching `where`. */
+export const sketchInsertSql = (source: string, where = '') => [
+  `INSERT INTO ${PAGE_DAILY} SELECT date_trunc('day', time), ${NAME}, count(*), count(duration_ms),
+    coalesce(sum(duration_ms), 0) FROM ${source} WHERE type = 'pageview' ${where} GROUP BY ALL`,
+  `INSERT INTO ${PAGE_DAILY_USERS} SELECT day, name, ${registerSql('h')}, max(${rankSql('h')}) FROM (
+    SELECT date_trunc('day', time) AS day, ${NAME} AS name, ${userHashSql('user_id')} AS h FROM ${source}
+    WHERE type = 'pageview' AND user_id IS NOT NULL ${where}
+  ) GROUP BY ALL`,
+  `INSERT INTO ${PAGE_DAILY_DURATIONS} SELECT date_trunc('day', time), ${NAME}, ${binSql('duration_ms')},
+    count(*) FROM ${source} WHERE type = 'pageview' AND duration_ms IS NOT NULL ${where} GROUP BY ALL`,
+];
+
+/** The days marked for recomputing (a temporary table of the connection). */
+const MARKED = 'sketch_days';
+
+/**
+ * Statements that mark the days `select` gives (a SELECT of one TIMESTAMP column, the days' starts;
+ * it may use the statement's parameters) for recomputeMarkedSql.
+ */
+export const markDaysSql = (select: string) => `CREATE OR REPLACE TEMP TABLE ${MARKED} AS ${select}`;
+
+/** Recomputes the marked days' sketch rows from the items they hold now, then forgets the marks. */
+export const recomputeMarkedSql = [
+  ...TABLES.map((t) => `DELETE FROM ${t} WHERE day IN (SELECT * FROM ${MARKED})`),
+  ...sketchInsertSql(
+    'items',
+    `AND time >= (SELECT min(d) FROM ${MARKED} AS m(d))
+     AND time < (SELECT max(d) FROM ${MARKED} AS m(d)) + INTERVAL 1 DAY
+     AND date_trunc('day', time) IN (SELECT * FROM ${MARKED})`,
+  ),
+  `DROP TABLE ${MARKED}`,
+];
+
+/**
+ * In the prune's transaction, after items before `before` ($1, TIMESTAMP) are deleted: the days
+ * before its day go, and its day is recomputed.
+ */
+export const pruneSketchSql = [
+  ...TABLES.map((t) => `DELETE FROM ${t} WHERE day < date_trunc('day', $1::TIMESTAMP)`),
+  markDaysSql(`SELECT date_trunc('day', $1::TIMESTAMP)`),
+];
+
+/** Before an erasure deletes one user's items ($1): the days of their page views, to recompute after. */
+export const markErasedDaysSql = markDaysSql(
+  `SELECT DISTINCT date_trunc('day', time) FROM items
+   WHERE type = 'pageview' AND (auth_user_id = $1 OR user_id = $1)`,
+);
+
+/**
+ * A store made before the sketches gets them, computed from the items it holds, in one transaction:
+ * the first table's absence is the mark, so a crash leaves either nothing or all.
+ */
+export async function addPageSketches(writer: DuckDBConnection): Promise<void> {
+  const [row] = (
+    await writer.runAndReadAll(
+      `SELECT count(*) FROM information_schema.tables WHERE table_name = '${PAGE_DAILY}'`,
+    )
+  ).getRows();
+  if (Number(row?.[0]) > 0) return;
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const sql of [...tablesSql, ...sketchInsertSql('items')]) await writer.run(sql);
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK');
+    throw error;
+  }
+}
