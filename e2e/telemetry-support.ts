@@ -93,6 +93,17 @@ export async function waitForSdk(page: Page) {
 }
 
 /**
+ * Waits until the SDK on this document tracks `fetch` calls (it wraps `window.fetch`): it loads after
+ * the first paint, so a call made before then carries no `traceparent` and is not reported, by design.
+ * The `ai_session` cookie (waitForSdk) outlives the document, so it cannot tell after a navigation.
+ */
+export async function waitForFetchTracking(page: Page) {
+  // Its source text is all that is asked of it; it is not called.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  await page.waitForFunction(() => !String(window.fetch).includes('[native code]'));
+}
+
+/**
  * Fires the page's `pagehide`, so the SDK's own page-hide handler hands pending telemetry over (with a
  * keepalive request) while the page stays, where this test can still see the request. Real navigations
  * deliver the same way; collector-store.spec.ts proves it against the store.

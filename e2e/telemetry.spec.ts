@@ -9,7 +9,7 @@ import {
   signIn,
   signOutThroughProvider,
 } from './support';
-import { hidePage, recordTelemetry, unsaltedId, waitForSdk } from './telemetry-support';
+import { hidePage, recordTelemetry, unsaltedId, waitForFetchTracking, waitForSdk } from './telemetry-support';
 
 test.beforeEach(async ({ request }) => {
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
@@ -119,6 +119,8 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   await expect(page.getByTestId('api-me')).toContainText('"sub": "admin"');
   await page.goto('/diagnostics');
   await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
+  // A fresh document: its SDK loads after the first paint (CI's run of c9e2418 clicked before it had).
+  await waitForFetchTracking(page);
   const apiCall = page.waitForRequest((request) => request.url() === `${APP}/api/me`);
   await page.getByRole('button', { name: 'Call the API' }).click();
   const traceparent = (await apiCall).headers().traceparent ?? '';
