@@ -24,8 +24,10 @@ import {
   PAGE_DAILY,
   PAGE_DAILY_DURATIONS,
   PAGE_DAILY_USERS,
+  PAGE_OF_REGISTER,
+  pageKeySql,
+  pageRegisterSql,
   rankSql,
-  registerSql,
   userHashSql,
   USERS_ERROR,
   USERS_METHOD,
@@ -222,12 +224,12 @@ top AS (
     UNION ALL SELECT name, 1, (duration_ms IS NOT NULL)::BIGINT, coalesce(duration_ms, 0) FROM edge
   ) GROUP BY name ORDER BY views DESC, name LIMIT ${LIST_LIMIT}
 ),
-users AS (${usersEstimateSql(`SELECT name, reg, max(rank) AS rank FROM (
-    SELECT name, reg, rank FROM ${PAGE_DAILY_USERS} WHERE day >= $1 AND day < $2
-    UNION ALL SELECT name, ${registerSql('h')}, ${rankSql('h')} FROM (
+users AS (${usersEstimateSql(`SELECT page_reg, max(rank) AS rank FROM (
+    SELECT page_reg, rank FROM ${PAGE_DAILY_USERS} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT ${pageRegisterSql('name', 'h')}, ${rankSql('h')} FROM (
       SELECT name, ${userHashSql('user_id')} AS h FROM edge WHERE user_id IS NOT NULL
     )
-  ) WHERE name IN (SELECT name FROM top) GROUP BY name, reg`)}),
+  ) WHERE ${PAGE_OF_REGISTER('page_reg')} IN (SELECT ${pageKeySql('name')} FROM top) GROUP BY page_reg`)}),
 bins AS (
   SELECT name, bin, sum(n) AS n FROM (
     SELECT name, bin, n FROM ${PAGE_DAILY_DURATIONS} WHERE day >= $1 AND day < $2
@@ -243,7 +245,7 @@ p95 AS (
 )
 SELECT top.name, top.views::DOUBLE AS views, round(coalesce(users.users, 0))::DOUBLE AS users,
   CASE WHEN top.n > 0 THEN top.s / top.n END AS avg_ms, ${binValueSql('p95.bin')} AS p95_ms
-FROM top LEFT JOIN users USING (name) LEFT JOIN p95 USING (name)
+FROM top LEFT JOIN users ON users.page = ${pageKeySql('top.name')} LEFT JOIN p95 USING (name)
 ORDER BY views DESC, name`;
 
 // The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope

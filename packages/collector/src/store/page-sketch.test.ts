@@ -207,11 +207,21 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
       ).getRows()[0]![0],
     ),
   ).toBe(4); // One row a page name: Home, Profile, Usage and '' (none; the erased user's page is gone).
-  // An older store: no sketches at all until it is opened.
-  await c.run('DROP TABLE page_daily; DROP TABLE page_daily_users; DROP TABLE page_daily_durations');
+  // Sketches made with another hash (a DuckDB whose hash differs): computed again when it opens.
+  await c.run('UPDATE page_sketch_hash SET canary = 0; DELETE FROM page_daily_users');
   c.closeSync();
   raw.closeSync();
-
+  const rehashed = await openWritableStore(dataDir);
+  expect(figures(await createUsageQueries(rehashed).pages(between(FROM, TO)))).toEqual(before);
+  await rehashed.close();
+  // An older store: no sketches at all until it is opened.
+  const older = await DuckDBInstance.create(storeFile(dataDir));
+  const o = await older.connect();
+  await o.run(
+    'DROP TABLE page_daily; DROP TABLE page_daily_users; DROP TABLE page_daily_durations; DROP TABLE page_sketch_hash',
+  );
+  o.closeSync();
+  older.closeSync();
   const reopened = await openWritableStore(dataDir);
   expect(figures(await createUsageQueries(reopened).pages(between(FROM, TO)))).toEqual(before);
   await reopened.close();

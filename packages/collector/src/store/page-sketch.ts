@@ -6,9 +6,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
  *
  * - `page_daily`: the views and the durations' count and sum: exact, and summed across days.
  * - `page_daily_users`: a HyperLogLog of the page's users (their anonymous ids): one row per register
- *   that some user set, with its highest rank. Registers merge across days by `max`, so the users of
+ *   that some user set (keyed with the page: pageRegisterSql), with its highest rank. Registers merge across days by `max`, so the users of
  *   any set of days are estimated from them, with a relative standard error of 1.04/√2,048 = 2.3 %.
- *   The hash is md5's lower 64 bits: DuckDB's `hash()` biased the estimates (docs/performance/usage.md).
+ *   The hash is DuckDB's, hashed twice (userHashSql).
  * - `page_daily_durations`: the durations counted in bins 5 % wide, summed across days; the 95th
  *   percentile is the bin holding the value at its rank, given as the bin's middle: within 2.5 % of
  *   that value.
@@ -39,41 +39,61 @@ export const DURATION_METHOD = `durations counted in bins ${Math.round((BIN_RATI
 const tablesSql = [
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
     views BIGINT NOT NULL, duration_n BIGINT NOT NULL, duration_sum DOUBLE NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_USERS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
-    reg USMALLINT NOT NULL, rank UTINYINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_USERS} (day TIMESTAMP NOT NULL, page_reg UBIGINT NOT NULL,
+    rank UTINYINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
     bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
 ];
 
 /** A page view's name as the Pages panel groups it. */
 const NAME = `coalesce(name, '')`;
-/** The register and rank of the hash `h` (UBIGINT): its low P bits; 1 + the trailing zeros of the rest. */
-export const registerSql = (h: string) => `(${h} & ${M - 1})::USMALLINT`;
+/**
+ * A page's register `h` (a user's hash, UBIGINT) sets, as one integer: the page name's hash in the high
+ * bits, the register (the user hash's low P bits) in the low ones. One integer key groups two and a half
+ * times faster than a (name, register) pair (measured: docs/performance/usage.md, section 9).
+ */
+export const pageRegisterSql = (name: string, h: string) =>
+  `(${pageKeySql(name)} << ${P}) | (${h} & ${M - 1})`;
+/** A page name's key: its hash's high bits, as pageRegisterSql keeps them (`page_reg >> P`). */
+export const pageKeySql = (name: string) => `(hash(${name}) >> ${P})`;
+export const PAGE_OF_REGISTER = (column: string) => `(${column} >> ${P})`;
+/** The rank of the hash `h`: 1 + the trailing zeros of its bits above the register's. */
 export const rankSql = (h: string) =>
   `(least(bit_count(((${h} >> ${P}) - 1) & ~(${h} >> ${P})), ${64 - P}) + 1)::UTINYINT`;
-export const userHashSql = (userId: string) => `md5_number_lower(${userId})`;
+/**
+ * A user id's hash: DuckDB's string hash hashed again. Its string hash alone biased the estimates
+ * upwards (4 % on average); hashing it again (the integer hash mixes every bit) gave estimates as
+ * HyperLogLog promises, as md5 did, at a tenth of md5's cost (docs/performance/usage.md, section 9).
+ */
+export const userHashSql = (userId: string) => `hash(hash(${userId}))`;
+/**
+ * DuckDB's hash of a fixed text: kept with the sketches, so that a DuckDB whose hash differs (a new
+ * version may change it) computes them again rather than merge registers of two hashes.
+ */
+const HASH_CANARY_SQL = `SELECT ${userHashSql("'gatehouse'")} AS canary`;
+const CANARY_TABLE = 'page_sketch_hash';
 /** A duration's bin, and a bin's middle value. */
 export const binSql = (ms: string) => `floor(ln(1 + greatest(${ms}, 0)) / ln(${BIN_RATIO}))::SMALLINT`;
 export const binValueSql = (bin: string) => `(exp((${bin} + 0.5) * ln(${BIN_RATIO})) - 1)`;
 
 /**
- * The users estimate of the registers in `registers` (a SELECT of name, reg, rank with each register
- * once), per name: HyperLogLog's, with linear counting while registers are still empty (small counts,
+ * The users estimate of the registers in `registers` (a SELECT of page_reg, rank with each once), per
+ * page key (`page`): HyperLogLog's, with linear counting while registers are still empty (small counts,
  * where it is nearly exact).
  */
-export const usersEstimateSql = (registers: string) => `SELECT name,
+export const usersEstimateSql = (registers: string) => `SELECT page,
   CASE WHEN raw <= ${2.5 * M} AND zeros > 0 THEN ${M} * ln(${M} / zeros) ELSE raw END AS users
 FROM (
-  SELECT name, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
+  SELECT page, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
     ${M} - count(*) AS zeros
-  FROM (${registers}) GROUP BY name
+  FROM (SELECT ${PAGE_OF_REGISTER('page_reg')} AS page, rank FROM (${registers})) GROUP BY page
 )`;
 
 /** The sketch rows of the page views in `source` (a table with the items' columns) matching `where`. */
 export const sketchInsertSql = (source: string, where = '') => [
   `INSERT INTO ${PAGE_DAILY} SELECT date_trunc('day', time), ${NAME}, count(*), count(duration_ms),
     coalesce(sum(duration_ms), 0) FROM ${source} WHERE type = 'pageview' ${where} GROUP BY ALL`,
-  `INSERT INTO ${PAGE_DAILY_USERS} SELECT day, name, ${registerSql('h')}, max(${rankSql('h')}) FROM (
+  `INSERT INTO ${PAGE_DAILY_USERS} SELECT day, ${pageRegisterSql('name', 'h')}, max(${rankSql('h')}) FROM (
     SELECT date_trunc('day', time) AS day, ${NAME} AS name, ${userHashSql('user_id')} AS h FROM ${source}
     WHERE type = 'pageview' AND user_id IS NOT NULL ${where}
   ) GROUP BY ALL`,
@@ -118,19 +138,30 @@ export const markErasedDaysSql = markDaysSql(
 );
 
 /**
- * A store made before the sketches gets them, computed from the items it holds, in one transaction:
- * the first table's absence is the mark, so a crash leaves either nothing or all.
+ * A store made before the sketches gets them, computed from the items it holds, in one transaction; so
+ * does one whose sketches were made with another hash (CANARY_TABLE). The canary's absence is the mark:
+ * a crash leaves either nothing done or all.
  */
 export async function addPageSketches(writer: DuckDBConnection): Promise<void> {
-  const [row] = (
-    await writer.runAndReadAll(
-      `SELECT count(*) FROM information_schema.tables WHERE table_name = '${PAGE_DAILY}'`,
-    )
-  ).getRows();
-  if (Number(row?.[0]) > 0) return;
+  const has = async (table: string) =>
+    Number(
+      (
+        await writer.runAndReadAll(
+          `SELECT count(*) FROM information_schema.tables WHERE table_name = '${table}'`,
+        )
+      ).getRows()[0]?.[0],
+    ) > 0;
+  if (await has(CANARY_TABLE)) {
+    const [same] = (
+      await writer.runAndReadAll(`SELECT count(*) FROM ${CANARY_TABLE} WHERE canary = (${HASH_CANARY_SQL})`)
+    ).getRows();
+    if (Number(same?.[0]) > 0) return;
+  }
   await writer.run('BEGIN TRANSACTION');
   try {
+    for (const table of [...TABLES, CANARY_TABLE]) await writer.run(`DROP TABLE IF EXISTS ${table}`);
     for (const sql of [...tablesSql, ...sketchInsertSql('items')]) await writer.run(sql);
+    await writer.run(`CREATE TABLE ${CANARY_TABLE} AS ${HASH_CANARY_SQL}`);
     await writer.run('COMMIT');
   } catch (error) {
     await writer.run('ROLLBACK');
