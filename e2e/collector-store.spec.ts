@@ -9,7 +9,7 @@ import {
   startServer,
   type StartedServer,
 } from './support';
-import type { Envelope } from './telemetry-support';
+import { waitForFetchTracking, type Envelope } from './telemetry-support';
 
 /**
  * The browser SDK, from Gatehouse itself, delivering every kind of item through real page
@@ -69,6 +69,8 @@ test('every kind of browser telemetry reaches the store and the export, through 
   await expect(page.getByTestId('display-name')).toHaveText('Ada Admin');
   await page.goto(`${server.origin}/diagnostics`);
   await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
+  // The API call is reported only once this document's SDK tracks fetch (it loads after the first paint).
+  await waitForFetchTracking(page);
   for (const action of [
     'Send an event',
     'Send a metric',

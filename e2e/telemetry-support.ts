@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { Page, Request } from '@playwright/test';
+import { tracksFetch } from './browsers/in-page';
 
 export interface Envelope {
   name: string;
@@ -93,14 +94,11 @@ export async function waitForSdk(page: Page) {
 }
 
 /**
- * Waits until the SDK on this document tracks `fetch` calls (it wraps `window.fetch`): it loads after
- * the first paint, so a call made before then carries no `traceparent` and is not reported, by design.
- * The `ai_session` cookie (waitForSdk) outlives the document, so it cannot tell after a navigation.
+ * Waits until the SDK on this document tracks `fetch` calls (in-page.ts `tracksFetch`). The
+ * `ai_session` cookie (waitForSdk) outlives the document, so it cannot tell after a navigation.
  */
 export async function waitForFetchTracking(page: Page) {
-  // Its source text is all that is asked of it; it is not called.
-  // eslint-disable-next-line @typescript-eslint/unbound-method
-  await page.waitForFunction(() => !String(window.fetch).includes('[native code]'));
+  await page.waitForFunction(tracksFetch);
 }
 
 /**

@@ -211,3 +211,13 @@ export async function callApi({
   const body: unknown = await response.json().catch(() => null);
   return { status: response.status, challenge: response.headers.get('WWW-Authenticate') ?? '', body };
 }
+
+/**
+ * Whether this document's telemetry SDK tracks `fetch` calls (it wraps `window.fetch` once loaded,
+ * after the first paint): a call made before carries no `traceparent` and is not reported, by design.
+ */
+export function tracksFetch(): boolean {
+  // Its source text is all that is asked of it; it is not called.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  return !String(window.fetch).includes('[native code]');
+}

@@ -8,6 +8,7 @@ import {
   storedSession,
   telemetryIds,
   telemetryTraces,
+  tracksFetch,
   type Target,
 } from './in-page';
 
@@ -156,6 +157,12 @@ export async function journey(browser: BrowserSession): Promise<void> {
   await expectSeen(tab, { testId: 'api-me' }, /"sub": "admin"/);
   await press(tab, { role: 'link', name: 'Diagnostics', within: { role: 'navigation' } });
   await expectSeen(tab, { role: 'heading', name: 'Diagnostics' });
+  // The call is reported only once this document's SDK tracks fetch (it loads after the first paint).
+  await expect
+    .poll(() => probe(tab, tracksFetch, null), {
+      message: 'the SDK tracks fetch',
+    })
+    .toBe(true);
   await press(tab, { role: 'button', name: 'Call the API' });
   await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
 
