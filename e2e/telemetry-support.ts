@@ -61,7 +61,16 @@ export async function recordTelemetry(
       return route.fulfill({ status: 503, headers: { 'retry-after': '1' }, body: '' });
     }
     const hold = options.holdAnswers?.() ?? false;
-    const response = await route.fetch();
+    let response;
+    try {
+      response = await route.fetch();
+    } catch {
+      // The test is over, or the server went away mid-request (a replica killed): the page sees the
+      // connection fail, as it would. (CI's run of 54ff6da: "route.fetch: Test ended" in a replicas test.)
+      post.status = 0;
+      await route.abort('connectionfailed').catch(() => undefined);
+      return;
+    }
     post.status = response.status();
     if (hold) return; // Never answered; the page's navigation cancels the request.
     try {
