@@ -24,8 +24,8 @@ import {
   PAGE_DAILY,
   PAGE_DAILY_DURATIONS,
   PAGE_DAILY_USERS,
-  PAGE_OF_REGISTER,
   pageKeySql,
+  pageOfRegisterSql,
   pageRegisterSql,
   rankSql,
   userHashSql,
@@ -229,7 +229,7 @@ users AS (${usersEstimateSql(`SELECT page_reg, max(rank) AS rank FROM (
     UNION ALL SELECT ${pageRegisterSql('name', 'h')}, ${rankSql('h')} FROM (
       SELECT name, ${userHashSql('user_id')} AS h FROM edge WHERE user_id IS NOT NULL
     )
-  ) WHERE ${PAGE_OF_REGISTER('page_reg')} IN (SELECT ${pageKeySql('name')} FROM top) GROUP BY page_reg`)}),
+  ) WHERE ${pageOfRegisterSql('page_reg')} IN (SELECT ${pageKeySql('name')} FROM top) GROUP BY page_reg`)}),
 bins AS (
   SELECT name, bin, sum(n) AS n FROM (
     SELECT name, bin, n FROM ${PAGE_DAILY_DURATIONS} WHERE day >= $1 AND day < $2

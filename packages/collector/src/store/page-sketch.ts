@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { inTransaction, tableExists } from './rollup.js';
 
 /*
  * The pages' daily sketches (issue 26, ADR 0074): beside the items, per UTC day and page name, what the
@@ -6,8 +7,9 @@ import type { DuckDBConnection } from '@duckdb/node-api';
  *
  * - `page_daily`: the views and the durations' count and sum: exact, and summed across days.
  * - `page_daily_users`: a HyperLogLog of the page's users (their anonymous ids): one row per register
- *   that some user set (keyed with the page: pageRegisterSql), with its highest rank. Registers merge across days by `max`, so the users of
- *   any set of days are estimated from them, with a relative standard error of 1.04/√2,048 = 2.3 %.
+ *   that some user set (keyed with the page: pageRegisterSql), with its highest rank. Registers merge
+ *   across days by `max`, so the users of any set of days are estimated from them, with a relative
+ *   standard error of 1.04/√2,048 = 2.3 %.
  *   The hash is DuckDB's, hashed twice (userHashSql).
  * - `page_daily_durations`: the durations counted in bins 5 % wide, summed across days; the 95th
  *   percentile is the bin holding the value at its rank, given as the bin's middle: within 2.5 % of
@@ -56,7 +58,8 @@ export const pageRegisterSql = (name: string, h: string) =>
   `(${pageKeySql(name)} << ${P}) | (${h} & ${M - 1})`;
 /** A page name's key: its hash's high bits, as pageRegisterSql keeps them (`page_reg >> P`). */
 export const pageKeySql = (name: string) => `(hash(${name}) >> ${P})`;
-export const PAGE_OF_REGISTER = (column: string) => `(${column} >> ${P})`;
+/** The page key of a `page_reg` value (pageRegisterSql). */
+export const pageOfRegisterSql = (column: string) => `(${column} >> ${P})`;
 /** The rank of the hash `h`: 1 + the trailing zeros of its bits above the register's. */
 export const rankSql = (h: string) =>
   `(least(bit_count(((${h} >> ${P}) - 1) & ~(${h} >> ${P})), ${64 - P}) + 1)::UTINYINT`;
@@ -86,7 +89,7 @@ export const usersEstimateSql = (registers: string) => `SELECT page,
 FROM (
   SELECT page, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
     ${M} - count(*) AS zeros
-  FROM (SELECT ${PAGE_OF_REGISTER('page_reg')} AS page, rank FROM (${registers})) GROUP BY page
+  FROM (SELECT ${pageOfRegisterSql('page_reg')} AS page, rank FROM (${registers})) GROUP BY page
 )`;
 
 /** The sketch rows of the page views in `source` (a table with the items' columns) matching `where`. */
@@ -143,28 +146,16 @@ export const markErasedDaysSql = markDaysSql(
  * a crash leaves either nothing done or all.
  */
 export async function addPageSketches(writer: DuckDBConnection): Promise<void> {
-  const has = async (table: string) =>
-    Number(
-      (
-        await writer.runAndReadAll(
-          `SELECT count(*) FROM information_schema.tables WHERE table_name = '${table}'`,
-        )
-      ).getRows()[0]?.[0],
-    ) > 0;
-  if (await has(CANARY_TABLE)) {
+  if (await tableExists(writer, CANARY_TABLE)) {
     const [same] = (
       await writer.runAndReadAll(`SELECT count(*) FROM ${CANARY_TABLE} WHERE canary = (${HASH_CANARY_SQL})`)
     ).getRows();
     if (Number(same?.[0]) > 0) return;
   }
-  await writer.run('BEGIN TRANSACTION');
-  try {
-    for (const table of [...TABLES, CANARY_TABLE]) await writer.run(`DROP TABLE IF EXISTS ${table}`);
-    for (const sql of [...tablesSql, ...sketchInsertSql('items')]) await writer.run(sql);
-    await writer.run(`CREATE TABLE ${CANARY_TABLE} AS ${HASH_CANARY_SQL}`);
-    await writer.run('COMMIT');
-  } catch (error) {
-    await writer.run('ROLLBACK');
-    throw error;
-  }
+  await inTransaction(writer, [
+    ...[...TABLES, CANARY_TABLE].map((table) => `DROP TABLE IF EXISTS ${table}`),
+    ...tablesSql,
+    ...sketchInsertSql('items'),
+    `CREATE TABLE ${CANARY_TABLE} AS ${HASH_CANARY_SQL}`,
+  ]);
 }

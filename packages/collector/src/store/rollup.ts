@@ -54,7 +54,8 @@ export const sourcesInsertSql = (source: string) => `INSERT INTO ${SOURCES_TABLE
 SELECT time, session_id, user_id, auth_user_id, referrer FROM ${source}
 WHERE type = 'pageview' AND referrer <> '' AND session_id IS NOT NULL`;
 
-const tableExists = async (writer: DuckDBConnection, table: string) =>
+/** Whether the store has `table`. */
+export const tableExists = async (writer: DuckDBConnection, table: string) =>
   Number(
     (
       await writer.runAndReadAll(
@@ -63,22 +64,25 @@ const tableExists = async (writer: DuckDBConnection, table: string) =>
     ).getRows()[0]?.[0],
   ) > 0;
 
+/** Runs `statements` in one transaction on `writer`: all of them, or (on an error) none. */
+export async function inTransaction(writer: DuckDBConnection, statements: readonly string[]): Promise<void> {
+  await writer.run('BEGIN TRANSACTION');
+  try {
+    for (const sql of statements) await writer.run(sql);
+    await writer.run('COMMIT');
+  } catch (error) {
+    await writer.run('ROLLBACK');
+    throw error;
+  }
+}
+
 /**
  * A store made before the rollup gets it, computed from the items it holds, in one transaction: the
  * table's absence is the mark, so a crash leaves either nothing (done again at the next open) or all.
  */
 export async function addRollup(writer: DuckDBConnection): Promise<void> {
-  if (!(await tableExists(writer, SOURCES_TABLE))) {
-    await writer.run('BEGIN TRANSACTION');
-    try {
-      await writer.run(sourcesTableSql);
-      await writer.run(sourcesInsertSql('items'));
-      await writer.run('COMMIT');
-    } catch (error) {
-      await writer.run('ROLLBACK');
-      throw error;
-    }
-  }
+  if (!(await tableExists(writer, SOURCES_TABLE)))
+    await inTransaction(writer, [sourcesTableSql, sourcesInsertSql('items')]);
   if (await tableExists(writer, ROLLUP_TABLE)) {
     const columns = (
       await writer.runAndReadAll(
@@ -91,15 +95,7 @@ export async function addRollup(writer: DuckDBConnection): Promise<void> {
       await writer.run(`ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN ${key} VARCHAR`);
     return;
   }
-  await writer.run('BEGIN TRANSACTION');
-  try {
-    await writer.run(rollupTableSql);
-    await writer.run(rollupInsertSql('items'));
-    await writer.run('COMMIT');
-  } catch (error) {
-    await writer.run('ROLLBACK');
-    throw error;
-  }
+  await inTransaction(writer, [rollupTableSql, rollupInsertSql('items')]);
 }
 
 /**
