@@ -66,12 +66,6 @@ export interface LogAnalyticsQueries {
 }
 
 /**
- * The dashboard's UsageQueries and AnalyticsQueries over a Log Analytics workspace, in KQL (kql.ts):
- * the same answers as the local store's where the tables hold the same facts; NotAvailableError where
- * they do not (funnels, user flows and retention need every item of a user in order: the portal has
- * views of its own for them; access and erasure requests go through Azure's own purge and export).
- */
-/**
  * Kusto's own estimates, as its documentation states them: `dcount` at its default accuracy (a
  * standard error of 0.8 %; exact up to 1,000 values), `percentile` a t-digest (off by at most 1 % of
  * the ranks). (https://learn.microsoft.com/kusto/query/dcount-aggregation-function and
@@ -93,6 +87,13 @@ const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [
     method: "Kusto's percentile (t-digest)",
   },
 ];
+
+/**
+ * The dashboard's UsageQueries and AnalyticsQueries over a Log Analytics workspace, in KQL (kql.ts):
+ * the same answers as the local store's where the tables hold the same facts; NotAvailableError where
+ * they do not (funnels, user flows and retention need every item of a user in order: the portal has
+ * views of its own for them; access and erasure requests go through Azure's own purge and export).
+ */
 
 export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}): LogAnalyticsQueries {
   const usage: UsageQueries = {
