@@ -41,6 +41,7 @@ const server = (env: Record<string, string>) => ({
 
 export default defineConfig({
   testDir: 'e2e',
+  globalSetup: './e2e/global-setup.ts',
   // The local provider's test controls are global state: one test at a time.
   workers: 1,
   fullyParallel: false,

@@ -25,6 +25,7 @@ export interface Cluster {
 }
 
 export function ensurePackages(): void;
+export function stopLeftovers(base?: number, log?: (line: string) => void): Promise<boolean>;
 export function clusterLayout(
   base?: number,
 ): Omit<

@@ -21,6 +21,8 @@ import { installable, installWithApt, isDebian, isRoot, lacking } from './test-t
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const REPLICAS = 3;
+/** The file in the layout's directory that names the running processes. */
+const RECORD = 'cluster.json';
 
 /** Installs redis-server and haproxy when missing (scripts/test-tools.mjs), else says how to. */
 export function ensurePackages() {
@@ -87,6 +89,9 @@ function redisPing(port) {
 export async function startCluster({ base, env = {}, detached = false, log = () => {} } = {}) {
   ensurePackages();
   const layout = clusterLayout(base);
+  // A run that died before its teardown (a killed test worker, a lost terminal) leaves its processes on
+  // these ports: stop them first, by the pids it recorded.
+  await stopRecorded(layout, log);
   rmSync(layout.dir, { recursive: true, force: true });
   mkdirSync(layout.dir, { recursive: true });
   const secrets = {
@@ -94,6 +99,9 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     userIdSecret: randomBytes(32).toString('base64url'),
   };
   const children = new Map();
+  // Attached: the processes end with this one, however it ends short of SIGKILL (a failed teardown too).
+  const killAll = () => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL'));
+  if (!detached) process.once('exit', killAll);
 
   function run(name, command, args, childEnv = {}) {
     const out = openSync(join(layout.dir, `${name}.log`), 'a');
@@ -105,8 +113,17 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     });
     if (detached) child.unref();
     children.set(name, child);
+    record();
     log(`${name}: pid ${child.pid}`);
     return child;
+  }
+
+  /** Writes each process's pid and start time, for `stop` and for the next start's clean-up. */
+  function record() {
+    const processes = Object.fromEntries(
+      [...children].map(([name, child]) => [name, { pid: child.pid, started: startTime(child.pid) }]),
+    );
+    writeFileSync(join(layout.dir, RECORD), JSON.stringify({ processes }, null, 2));
   }
 
   const replicaEnv = (i) => ({
@@ -170,6 +187,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
       child.kill('SIGTERM');
       await Promise.race([exited, sleep(15_000).then(() => child.kill('SIGKILL'))]);
     }
+    process.off('exit', killAll);
   };
 
   try {
@@ -217,31 +235,59 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
   };
 }
 
-/** Stops the processes a detached `start` left, by the pids it recorded. */
-async function stopRecorded(layout) {
-  const file = join(layout.dir, 'cluster.json');
-  if (!existsSync(file)) return console.info(`No cluster recorded in ${layout.dir}.`);
-  const { pids } = JSON.parse(readFileSync(file, 'utf8'));
+/**
+ * When process `pid` started (clock ticks since boot, from /proc: a pid with its start time names one
+ * process, even once the pid is reused); `alive` where there is no /proc; undefined when it is gone.
+ */
+function startTime(pid) {
+  if (!existsSync('/proc/self/stat')) {
+    try {
+      process.kill(pid, 0);
+      return 'alive';
+    } catch {
+      return undefined;
+    }
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? undefined : fields[19]; // a zombie has exited; field 22 is the start time
+  } catch {
+    return undefined;
+  }
+}
+
+/** Stops what an earlier cluster on `base` left running (scripts/cluster.mjs's own record); true if any. */
+export function stopLeftovers(base, log) {
+  return stopRecorded(clusterLayout(base), log);
+}
+
+/**
+ * Stops the processes recorded in the layout's directory (a detached `start`, or a run that died before
+ * its teardown): SIGTERM, then SIGKILL after 15 s. A pid that now names another process is left alone.
+ */
+async function stopRecorded(layout, log = () => {}) {
+  const file = join(layout.dir, RECORD);
+  if (!existsSync(file)) return false;
+  const { processes = {} } = JSON.parse(readFileSync(file, 'utf8'));
   const order = ['haproxy', 'gatehouse-3', 'gatehouse-2', 'gatehouse-1', 'dev-idp', 'redis'];
   for (const name of order) {
-    const pid = pids[name];
-    if (!pid) continue;
+    const { pid, started } = processes[name] ?? {};
+    const runs = () => started !== undefined && startTime(pid) === started;
+    if (!pid || !runs()) continue;
     try {
       process.kill(pid, 'SIGTERM');
     } catch {
-      continue; // already gone
+      continue; // gone in between
     }
-    for (let waited = 0; waited < 15_000; waited += 100) {
-      try {
-        process.kill(pid, 0);
-      } catch {
-        break;
-      }
+    for (let waited = 0; runs(); waited += 100) {
+      if (waited === 15_000) process.kill(pid, 'SIGKILL');
       await sleep(100);
     }
-    console.info(`${name} stopped.`);
+    log(`${name} (pid ${pid}) stopped.`);
   }
   rmSync(file);
+  return true;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -249,12 +295,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const layout = clusterLayout();
   if (command === 'start') {
     const cluster = await startCluster({ detached: true, log: console.info });
-    writeFileSync(join(layout.dir, 'cluster.json'), JSON.stringify({ pids: cluster.pids }, null, 2));
     console.info(`Gatehouse (3 replicas behind HAProxy) is at ${cluster.origin}; logs in ${layout.dir}.`);
     console.info('Sign in as admin/admin or alice/alice. Stop it with: node scripts/cluster.mjs stop');
     process.exit(0);
   } else if (command === 'stop') {
-    await stopRecorded(layout);
+    if (!(await stopRecorded(layout, console.info))) console.info(`No cluster recorded in ${layout.dir}.`);
   } else {
     console.error('usage: node scripts/cluster.mjs start|stop');
     process.exit(2);
