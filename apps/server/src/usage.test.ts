@@ -252,6 +252,19 @@ describe('the usage API', () => {
         p95DurationMs: 40,
       },
     ]);
+    expect(dependencies.body.estimates).toEqual([]);
+    // As the Pages panel, the Calls panel reads seven days from the sketches: the percentiles are estimates.
+    const weekCalls = asDescribed(
+      'usageDependencies',
+      (await asAdmin('/api/usage/dependencies?range=7d')).body,
+    );
+    expect(weekCalls.dependencies).toMatchObject([{ name: 'GET /api/me', count: 1, failures: 1 }]);
+    for (const p of [weekCalls.dependencies[0]?.p50DurationMs, weekCalls.dependencies[0]?.p95DurationMs])
+      expect(Math.abs((p ?? 0) - 40)).toBeLessThanOrEqual(40 * 0.025);
+    expect(weekCalls.estimates.map((e) => [e.field, e.kind])).toEqual([
+      ['p50DurationMs', 'percentile'],
+      ['p95DurationMs', 'percentile'],
+    ]);
     const sessions = await asAdmin('/api/usage/sessions?limit=10');
     expect(asDescribed('usageSessions', sessions.body).sessions).toMatchObject([
       { sessionId: 'sess-1', user: 'anon-1', authenticated: false, lengthMs: 60_000, pages: 1, errors: 1 },

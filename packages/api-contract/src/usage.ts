@@ -339,8 +339,13 @@ export const pagesSchema = z
 export const exceptionsSchema = z
   .strictObject({ ...period, exceptions: z.array(exceptionGroupSchema) })
   .meta({ id: 'Exceptions' });
+export const dependencyEstimateFields = ['p50DurationMs', 'p95DurationMs'] as const;
 export const dependenciesSchema = z
-  .strictObject({ ...period, dependencies: z.array(dependencyRowSchema) })
+  .strictObject({
+    ...period,
+    dependencies: z.array(dependencyRowSchema),
+    estimates: estimatesSchema(dependencyEstimateFields),
+  })
   .meta({ id: 'Dependencies' });
 export const sessionsSchema = z
   .strictObject({ ...period, sessions: z.array(sessionRowSchema) })
@@ -411,7 +416,8 @@ export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
 export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;
 export type Pages = z.infer<typeof pagesSchema>;
-export type Estimate = Pages['estimates'][number];
+/** One estimated field of a list's answer (Pages, Dependencies). */
+export type Estimate = Pages['estimates'][number] | Dependencies['estimates'][number];
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

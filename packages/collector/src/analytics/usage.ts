@@ -17,8 +17,13 @@ import {
 import type { Envelope } from '../store/store.js';
 import { FAILED_CALL } from '../store/rollup.js';
 import {
+  binQuantilesSql,
   binSql,
   binValueSql,
+  CALL_DAILY,
+  CALL_DAILY_DURATIONS,
+  CALL_DURATION_METHOD,
+  callKeySql,
   DURATION_ERROR,
   DURATION_METHOD,
   PAGE_DAILY,
@@ -32,7 +37,7 @@ import {
   USERS_ERROR,
   USERS_METHOD,
   usersEstimateSql,
-} from '../store/page-sketch.js';
+} from '../store/daily-sketch.js';
 import {
   bucketedPeriod,
   DAY,
@@ -192,8 +197,26 @@ const pagesSql = (seg: string) => `SELECT
 FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
 GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
-/** The fewest whole days in a period for the Pages panel to read the daily sketches. */
+/** The fewest whole days in a period for the Pages and Calls panels to read the daily sketches. */
 export const SKETCH_MIN_DAYS = 2;
+
+/**
+ * The whole UTC days of period `p`, [firstDay, lastDay), when the daily sketches serve it: two or more,
+ * and no segment (`seg`, segmentSql's) to narrow it; else null, and the items serve it all.
+ */
+function sketchDays(p: { from: number; to: number }, seg: string) {
+  const firstDay = Math.ceil(p.from / DAY) * DAY;
+  const lastDay = Math.floor(p.to / DAY) * DAY;
+  return seg === '' && lastDay - firstDay >= SKETCH_MIN_DAYS * DAY ? { firstDay, lastDay } : null;
+}
+
+/** The parameters of a sketch query (pagesSketchSql, dependenciesSketchSql) over period `p`. */
+const sketchValues = (p: { from: number; to: number }, days: { firstDay: number; lastDay: number }) => [
+  ts(days.firstDay),
+  ts(days.lastDay),
+  ts(p.from),
+  ts(p.to),
+];
 
 /** What the Pages panel estimates when it reads the sketches, and how closely. */
 export const PAGE_ESTIMATES: Pages['estimates'] = [
@@ -208,7 +231,7 @@ export const PAGE_ESTIMATES: Pages['estimates'] = [
 ];
 
 /**
- * The Pages panel from the daily sketches (store/page-sketch.ts) for the whole days [$1, $2), and from
+ * The Pages panel from the daily sketches (store/daily-sketch.ts) for the whole days [$1, $2), and from
  * the page views of the parts of a day at either end, [$3, $1) and [$2, $4): the views and the average
  * exact, the users and the 95th percentile estimated from the sketches merged with those of the ends.
  */
@@ -236,17 +259,52 @@ bins AS (
     UNION ALL SELECT name, ${binSql('duration_ms')}, 1 FROM edge WHERE duration_ms IS NOT NULL
   ) WHERE name IN (SELECT name FROM top) GROUP BY name, bin
 ),
-p95 AS (
-  SELECT name, min(bin) FILTER (WHERE below >= 0.95 * total) AS bin FROM (
-    SELECT name, bin, sum(n) OVER (PARTITION BY name ORDER BY bin) AS below,
-      sum(n) OVER (PARTITION BY name) AS total
-    FROM bins
-  ) GROUP BY name
-)
+p95 AS (${binQuantilesSql('SELECT name, bin, n FROM bins', 'name', [0.95])})
 SELECT top.name, top.views::DOUBLE AS views, round(coalesce(users.users, 0))::DOUBLE AS users,
-  CASE WHEN top.n > 0 THEN top.s / top.n END AS avg_ms, ${binValueSql('p95.bin')} AS p95_ms
+  CASE WHEN top.n > 0 THEN top.s / top.n END AS avg_ms, ${binValueSql('p95.q95')} AS p95_ms
 FROM top LEFT JOIN users ON users.page = ${pageKeySql('top.name')} LEFT JOIN p95 USING (name)
 ORDER BY views DESC, name`;
+
+/** What the Calls panel estimates when it reads the sketches, and how closely. */
+export const CALL_ESTIMATES: Dependencies['estimates'] = (['p50DurationMs', 'p95DurationMs'] as const).map(
+  (field) => ({
+    field,
+    kind: 'percentile',
+    error: DURATION_ERROR,
+    errorOf: 'value',
+    method: CALL_DURATION_METHOD,
+  }),
+);
+
+/**
+ * The Calls panel from the daily sketches for the whole days [$1, $2), and from the calls of the parts
+ * of a day at either end, [$3, $1) and [$2, $4): the counts and failures exact, the median and the 95th
+ * percentile estimated from the duration bins (as pagesSketchSql's).
+ */
+const dependenciesSketchSql = `WITH edge AS MATERIALIZED (
+  SELECT target, name, success, duration_ms FROM items
+  WHERE type = 'dependency' AND time >= $3 AND time < $1
+  UNION ALL SELECT target, name, success, duration_ms FROM items
+  WHERE type = 'dependency' AND time >= $2 AND time < $4
+),
+top AS (
+  SELECT target, name, sum(n) AS n, sum(failures) AS failures FROM (
+    SELECT target, name, n, failures FROM ${CALL_DAILY} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT target, name, 1, (success = false)::BIGINT FROM edge
+  ) GROUP BY target, name ORDER BY n DESC, target, name LIMIT ${LIST_LIMIT}
+),
+bins AS (
+  SELECT call, bin, sum(n) AS n FROM (
+    SELECT call, bin, n FROM ${CALL_DAILY_DURATIONS} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT ${callKeySql('target', 'name')}, ${binSql('duration_ms')}, 1 FROM edge
+    WHERE duration_ms IS NOT NULL
+  ) WHERE call IN (SELECT ${callKeySql('target', 'name')} FROM top) GROUP BY call, bin
+),
+q AS (${binQuantilesSql('SELECT call, bin, n FROM bins', 'call', [0.5, 0.95])})
+SELECT top.target, top.name, top.n::DOUBLE AS n, coalesce(top.failures, 0)::DOUBLE AS failures,
+  [${binValueSql('q.q50')}, ${binValueSql('q.q95')}] AS quantiles
+FROM top LEFT JOIN q ON q.call = ${callKeySql('top.target', 'top.name')}
+ORDER BY n DESC, target, name`;
 
 // The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
 // here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
@@ -361,11 +419,9 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       const seg = segmentSql(options, values);
       // Two whole days or more and no segment: the whole days from the daily sketches, the parts of a
       // day at either end from the items; users and the 95th percentile are then estimates (ADR 0074).
-      const firstDay = Math.ceil(p.from / DAY) * DAY;
-      const lastDay = Math.floor(p.to / DAY) * DAY;
-      const sketched = seg === '' && lastDay - firstDay >= SKETCH_MIN_DAYS * DAY;
-      const rows = sketched
-        ? await reader.read(pagesSketchSql, [ts(firstDay), ts(lastDay), ts(p.from), ts(p.to)])
+      const days = sketchDays(p, seg);
+      const rows = days
+        ? await reader.read(pagesSketchSql, sketchValues(p, days))
         : await reader.read(pagesSql(seg), values);
       return {
         ...describePeriod(p),
@@ -376,7 +432,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
           avgDurationMs: numOrNull(r.avg_ms),
           p95DurationMs: numOrNull(r.p95_ms),
         })),
-        estimates: sketched ? PAGE_ESTIMATES : [],
+        estimates: days ? PAGE_ESTIMATES : [],
       };
     },
 
@@ -403,7 +459,12 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
     async dependencies(options) {
       const p = period(options);
       const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
-      const rows = await reader.read(dependenciesSql(segmentSql(options, values)), values);
+      const seg = segmentSql(options, values);
+      // As the Pages panel: over two whole days or more with no segment, from the daily sketches.
+      const days = sketchDays(p, seg);
+      const rows = days
+        ? await reader.read(dependenciesSketchSql, sketchValues(p, days))
+        : await reader.read(dependenciesSql(seg), values);
       return {
         ...describePeriod(p),
         dependencies: rows.map((r) => ({
@@ -415,6 +476,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
           p50DurationMs: numOrNull(quantiles(r)[0]),
           p95DurationMs: numOrNull(quantiles(r)[1]),
         })),
+        estimates: days ? CALL_ESTIMATES : [],
       };
     },
 

@@ -1,6 +1,7 @@
 import {
   SESSION_ID,
   USER_ID,
+  type Dependencies,
   type Pages,
   type TimeseriesBucket,
   type WebVitalName,
@@ -71,6 +72,15 @@ export interface LogAnalyticsQueries {
  * the ranks). (https://learn.microsoft.com/kusto/query/dcount-aggregation-function and
  * percentiles-aggregation-function.)
  */
+function kustoPercentile<F extends string>(field: F) {
+  return {
+    field,
+    kind: 'percentile' as const,
+    error: 0.01,
+    errorOf: 'rank' as const,
+    method: "Kusto's percentile (t-digest)",
+  };
+}
 const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [
   {
     field: 'users',
@@ -79,13 +89,11 @@ const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [
     errorOf: 'value',
     method: "Kusto's dcount (HyperLogLog)",
   },
-  {
-    field: 'p95DurationMs',
-    kind: 'percentile',
-    error: 0.01,
-    errorOf: 'rank',
-    method: "Kusto's percentile (t-digest)",
-  },
+  kustoPercentile('p95DurationMs'),
+];
+const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
+  kustoPercentile('p50DurationMs'),
+  kustoPercentile('p95DurationMs'),
 ];
 
 /**
@@ -190,6 +198,7 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           p50DurationMs: numOrNull(r.percentile_DurationMs_50),
           p95DurationMs: numOrNull(r.percentile_DurationMs_95),
         })),
+        estimates: KUSTO_CALL_ESTIMATES,
       };
     },
 

@@ -1,5 +1,5 @@
 import { DuckDBTimestampValue, type DuckDBConnection } from '@duckdb/node-api';
-import { markDaysSql, recomputeMarkedSql } from './page-sketch.js';
+import { markDaysSql, recomputeMarkedSql } from './daily-sketch.js';
 
 /*
  * Day compaction (ADR 0072): each whole UTC day of items, once it is over, is written again sorted by
@@ -13,7 +13,7 @@ import { markDaysSql, recomputeMarkedSql } from './page-sketch.js';
  *
  * Nothing is lost or changed but the rows' order: the rollup (rollup.ts) and every answer stay as they
  * were; within a type the order is the time, then the order they arrived in (their rowid). The day's
- * page sketches (page-sketch.ts), a row per load and register until then, are written again once.
+ * daily sketches (daily-sketch.ts), a row per load and register until then, are written again once.
  */
 
 /** One row: every day before it has been rewritten (a store made before has none until its first). */

@@ -6,7 +6,7 @@ import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
 import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
 import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
-import { sketchInsertSql } from './page-sketch.js';
+import { sketchInsertSql } from './daily-sketch.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits

@@ -22,7 +22,7 @@ import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
 import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
-import { addPageSketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './page-sketch.js';
+import { addDailySketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './daily-sketch.js';
 import {
   annotationsTableSql,
   createAnnotationQueries,
@@ -255,7 +255,7 @@ export async function openWritableStore(
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
   await addRollup(writer);
-  await addPageSketches(writer);
+  await addDailySketches(writer);
   await writer.run(annotationsTableSql);
   const loader = await openJournalLoader(writer, dataDir, warn);
   // The writer runs one transaction at a time (a load, or a checkpoint); appends never conflict with

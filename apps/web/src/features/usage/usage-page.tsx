@@ -345,8 +345,8 @@ export default function UsagePage() {
                       <th scope="col">Call</th>
                       <th scope="col">Count</th>
                       <th scope="col">Failed</th>
-                      <th scope="col">p50</th>
-                      <th scope="col">p95</th>
+                      <th scope="col">{estimatedHeading('p50', 'p50DurationMs', data.estimates)}</th>
+                      <th scope="col">{estimatedHeading('p95', 'p95DurationMs', data.estimates)}</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -370,7 +370,15 @@ export default function UsagePage() {
               <DownloadCsv
                 table="Calls"
                 period={data}
-                header={['Target', 'Call', 'Count', 'Failed', 'Failure rate', 'p50 ms', 'p95 ms']}
+                header={[
+                  'Target',
+                  'Call',
+                  'Count',
+                  'Failed',
+                  'Failure rate',
+                  estimatedHeading('p50 ms', 'p50DurationMs', data.estimates),
+                  estimatedHeading('p95 ms', 'p95DurationMs', data.estimates),
+                ]}
                 rows={() =>
                   data.dependencies.map((row) => [
                     row.target,
@@ -382,6 +390,10 @@ export default function UsagePage() {
                     row.p95DurationMs,
                   ])
                 }
+              />
+              <EstimatesNote
+                estimates={data.estimates}
+                headings={{ p50DurationMs: 'p50', p95DurationMs: 'p95' }}
               />
             </>
           )}

@@ -3,9 +3,9 @@ import { afterEach, expect, it } from 'vitest';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { ts } from '../analytics/sql.js';
-import { createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
+import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
-import { PAGE_DAILY, USERS_ERROR } from './page-sketch.js';
+import { PAGE_DAILY, USERS_ERROR } from './daily-sketch.js';
 import { openWritableStore, storeFile, type WritableStore } from './store.js';
 import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
@@ -29,6 +29,8 @@ const between = (from: number, to: number) => ({
 /**
  * Page views over the five days before today: a busy page with many users (where the estimate is an
  * estimate), quieter ones, one seen by a single user only, views without a duration and without a name.
+ * And calls: a busy one with a long tail, one that fails often, ones without a target, a name or a
+ * duration, and one a user who viewed no page alone made.
  */
 function views(seed: number): TelemetryItem[] {
   // mulberry32: uniform enough for ten thousand users (an LCG in doubles repeats far sooner).
@@ -47,9 +49,15 @@ function views(seed: number): TelemetryItem[] {
   const base = result.item;
   const envelope = JSON.parse(base.envelope) as Record<string, unknown>;
   const items: TelemetryItem[] = [];
-  const add = (name: string | null, user: string, durationMs: number | null) =>
+  const add = (
+    name: string | null,
+    user: string,
+    durationMs: number | null,
+    call?: { target: string | null; success: boolean | null },
+  ) =>
     items.push({
       ...base,
+      ...(call ? { type: 'dependency' as const, ...call } : {}),
       name,
       userId: user,
       sessionId: `s-${user}`,
@@ -64,6 +72,19 @@ function views(seed: number): TelemetryItem[] {
   for (let i = 0; i < 300; i++) add('Usage', `u${Math.floor(rand() * 40)}`, rand() < 0.2 ? null : 800);
   for (let i = 0; i < 30; i++) add(null, `u${Math.floor(rand() * 10)}`, 10);
   for (let i = 0; i < 7; i++) add('Secret', 'loner', 120);
+  const call = (target: string | null, success: boolean | null = true) => ({ target, success });
+  for (let i = 0; i < 12_000; i++)
+    add(
+      'GET /api/me',
+      `u${i % 500}`,
+      Math.round(5 + rand() ** 4 * 3_000),
+      call('api.example', rand() > 0.01),
+    );
+  for (let i = 0; i < 800; i++)
+    add('POST /api/pay', `u${i % 90}`, 200 + rand() * 50, call('pay', rand() > 0.3));
+  for (let i = 0; i < 120; i++) add('GET /ping', `u${i % 9}`, rand() < 0.5 ? null : 3, call(null, null));
+  for (let i = 0; i < 40; i++) add(null, `u${i % 9}`, 40 + i, call('api.example'));
+  for (let i = 0; i < 5; i++) add('GET /secret', 'caller', 77, call('api.example', false));
   return items;
 }
 
@@ -88,6 +109,39 @@ async function exact(store: WritableStore, from: number, to: number) {
 const list = (v: unknown): number[] =>
   Array.isArray(v) ? (v as number[]) : ((v as { items?: number[] })?.items ?? []);
 
+/** Whether `estimate` is the value at `quantile`'s rank of the sorted `durations`, to half a bin. */
+function expectQuantile(estimate: number | null, durations: number[], quantile: number) {
+  if (durations.length === 0) return expect(estimate).toBeNull();
+  // The value at the rank is in the estimate's bin: at or below its top are at least that share of the
+  // durations, below its bottom fewer.
+  const atOrBelow = durations.filter((d) => d <= estimate! * HALF_BIN * 1.000001).length;
+  const below = durations.filter((d) => d < (estimate! / HALF_BIN) * 0.999999).length;
+  expect(atOrBelow / durations.length).toBeGreaterThanOrEqual(quantile);
+  expect(below / durations.length).toBeLessThan(quantile);
+}
+
+/** The Calls panel from the sketches agrees with the items: counts and failures exactly, p50 and p95 within bounds. */
+async function expectCallsWithinBounds(store: WritableStore, from: number, to: number) {
+  const answer = await createUsageQueries(store).dependencies(between(from, to));
+  expect(answer.estimates).toEqual(CALL_ESTIMATES);
+  const truth = await store.read(
+    `SELECT target, name, count(*)::DOUBLE AS n, count(*) FILTER (WHERE success = false)::DOUBLE AS failures,
+       list_sort(list(duration_ms) FILTER (WHERE duration_ms IS NOT NULL)) AS durations
+     FROM items WHERE type = 'dependency' AND time >= $1 AND time < $2
+     GROUP BY target, name ORDER BY n DESC, target, name`,
+    [ts(from), ts(to)],
+  );
+  expect(answer.dependencies.map((d) => [d.target, d.name, d.count, d.failures])).toEqual(
+    truth.map((t) => [t.target, t.name, t.n, t.failures]),
+  );
+  for (const [i, t] of truth.entries()) {
+    const row = answer.dependencies[i]!;
+    expectQuantile(row.p50DurationMs, list(t.durations), 0.5);
+    expectQuantile(row.p95DurationMs, list(t.durations), 0.95);
+  }
+  return answer;
+}
+
 /** The sketched answer agrees with the items: views and averages exactly, users and p95 within bounds. */
 async function expectWithinBounds(store: WritableStore, from: number, to: number) {
   const usage = createUsageQueries(store);
@@ -101,19 +155,9 @@ async function expectWithinBounds(store: WritableStore, from: number, to: number
     else expect(page.avgDurationMs).toBeCloseTo(t.avg, 6);
     // Within three standard errors (all but 3 in 1,000 estimates), and nearly exact when small.
     expect(Math.abs(page.users - t.users)).toBeLessThanOrEqual(Math.max(1, 3 * USERS_ERROR * t.users));
-    const durations = list(t.durations);
-    if (durations.length === 0) {
-      expect(page.p95DurationMs).toBeNull();
-      continue;
-    }
-    // The value at the 95th percentile's rank is in the estimate's bin: at or above it are at least 95 %
-    // of the durations, below it fewer.
-    const p95 = page.p95DurationMs!;
-    const atOrBelow = durations.filter((d) => d <= p95 * HALF_BIN * 1.000001).length;
-    const below = durations.filter((d) => d < (p95 / HALF_BIN) * 0.999999).length;
-    expect(atOrBelow / durations.length).toBeGreaterThanOrEqual(0.95);
-    expect(below / durations.length).toBeLessThan(0.95);
+    expectQuantile(page.p95DurationMs, list(t.durations), 0.95);
   }
+  await expectCallsWithinBounds(store, from, to);
   return answer;
 }
 
@@ -158,6 +202,9 @@ it('answers a long period from the daily sketches: views and averages exact, use
   );
   const segmented = await usage.pages({ ...between(FROM, TO), browser: 'Chrome' });
   expect(segmented.estimates).toEqual([]);
+  const shortCalls = await usage.dependencies(between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
+  expect(shortCalls.estimates).toEqual([]);
+  expect((await usage.dependencies({ ...between(FROM, TO), browser: 'Chrome' })).estimates).toEqual([]);
   await store.close();
 }, 60_000);
 
@@ -173,10 +220,14 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   expect(await rowsOf()).toBeGreaterThan(5);
   await expectWithinBounds(store, FROM, TO);
 
-  // Erased: the only user of a page takes it off the list, and their views off every count.
+  // Erased: the only user of a page takes it off the list, and their views off every count; the only
+  // maker of a call, who viewed no page, takes it off the Calls panel.
   expect(await store.erase('loner')).toBe(7);
+  expect(await store.erase('caller')).toBe(5);
   const afterErasure = await expectWithinBounds(store, FROM, TO);
   expect(afterErasure.pages.map((p) => p.name)).not.toContain('Secret');
+  const callsAfter = await createUsageQueries(store).dependencies(between(FROM, TO));
+  expect(callsAfter.dependencies.map((d) => d.name)).not.toContain('GET /secret');
 
   // Pruned inside a day: that day's sketches are computed again from what is left of it (read as a
   // whole day of the period here), the days before it gone.
@@ -194,35 +245,47 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   const figures = (answer: Awaited<ReturnType<ReturnType<typeof createUsageQueries>['pages']>>) =>
     answer.pages.map((p) => ({ ...p, avgDurationMs: p.avgDurationMs?.toFixed(6) }));
   const before = figures(await createUsageQueries(store).pages(between(FROM, TO)));
+  const callsBefore = await createUsageQueries(store).dependencies(between(FROM, TO));
   await store.close();
 
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const raw = await DuckDBInstance.create(storeFile(dataDir));
   const c = await raw.connect();
   while ((await compactNextDay(c, day + DAY)) !== null);
-  expect(
+  const dayRows = async (table: string) =>
     Number(
-      (
-        await c.runAndReadAll(`SELECT count(*) FROM ${PAGE_DAILY} WHERE day = $1`, [ts(day)])
-      ).getRows()[0]![0],
-    ),
-  ).toBe(4); // One row a page name: Home, Profile, Usage and '' (none; the erased user's page is gone).
-  // Sketches made with another hash (a DuckDB whose hash differs): computed again when it opens.
-  await c.run('UPDATE page_sketch_hash SET canary = 0; DELETE FROM page_daily_users');
+      (await c.runAndReadAll(`SELECT count(*) FROM ${table} WHERE day = $1`, [ts(day)])).getRows()[0]![0],
+    );
+  // One row a page name: Home, Profile, Usage and '' (none; the erased user's page is gone).
+  expect(await dayRows(PAGE_DAILY)).toBe(4);
+  // One row a call: the api, the payment, the ping and the nameless (the erased user's is gone).
+  expect(await dayRows('call_daily')).toBe(4);
   c.closeSync();
   raw.closeSync();
+  /** Runs `sql` on the closed store, as an older version or another DuckDB would have left it. */
+  const alter = async (sql: string) => {
+    const instance = await DuckDBInstance.create(storeFile(dataDir));
+    const connection = await instance.connect();
+    await connection.run(sql);
+    connection.closeSync();
+    instance.closeSync();
+  };
+  // Sketches made with another hash (a DuckDB whose hash differs): computed again when it opens.
+  await alter('UPDATE page_sketch_hash SET canary = 0; DELETE FROM page_daily_users');
   const rehashed = await openWritableStore(dataDir);
   expect(figures(await createUsageQueries(rehashed).pages(between(FROM, TO)))).toEqual(before);
   await rehashed.close();
   // An older store: no sketches at all until it is opened.
-  const older = await DuckDBInstance.create(storeFile(dataDir));
-  const o = await older.connect();
-  await o.run(
+  await alter(
     'DROP TABLE page_daily; DROP TABLE page_daily_users; DROP TABLE page_daily_durations; DROP TABLE page_sketch_hash',
   );
-  o.closeSync();
-  older.closeSync();
   const reopened = await openWritableStore(dataDir);
   expect(figures(await createUsageQueries(reopened).pages(between(FROM, TO)))).toEqual(before);
   await reopened.close();
+  // A store made when only the pages had sketches: the calls' are computed when it opens.
+  await alter('DROP TABLE call_daily; DROP TABLE call_daily_durations');
+  const upgraded = await openWritableStore(dataDir);
+  expect(await createUsageQueries(upgraded).dependencies(between(FROM, TO))).toEqual(callsBefore);
+  await expectCallsWithinBounds(upgraded, FROM, TO);
+  await upgraded.close();
 }, 60_000);

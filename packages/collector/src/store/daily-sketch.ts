@@ -2,8 +2,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { inTransaction, tableExists } from './rollup.js';
 
 /*
- * The pages' daily sketches (issue 26, ADR 0074): beside the items, per UTC day and page name, what the
- * Pages panel shows over a long period without reading every page view of it.
+ * The daily sketches (issue 26, ADR 0074): beside the items, per UTC day, what the Pages and Calls
+ * panels show over a long period without reading every page view and call of it.
+ *
+ * Per page name:
  *
  * - `page_daily`: the views and the durations' count and sum: exact, and summed across days.
  * - `page_daily_users`: a HyperLogLog of the page's users (their anonymous ids): one row per register
@@ -15,16 +17,29 @@ import { inTransaction, tableExists } from './rollup.js';
  *   percentile is the bin holding the value at its rank, given as the bin's middle: within 2.5 % of
  *   that value.
  *
+ * Per call (target and name):
+ * - `call_daily`: the calls and the failed ones: exact, and summed across days.
+ * - `call_daily_durations`: the durations in the same bins (keyed with callKeySql), for the median and
+ *   the 95th percentile.
+ *
  * Kept as the hourly rollup is (rollup.ts): each load adds its rows (a day's page and register may
  * appear in several: every read sums or takes the max, which repeats do not change), a day's
  * compaction writes its rows again from its items (compact.ts), an erasure recomputes the days the
- * user viewed a page on, and a prune drops the days before its bound and recomputes the day it cuts.
+ * user viewed a page or made a call on, and a prune drops the days before its bound and recomputes the day it cuts.
  */
 
 export const PAGE_DAILY = 'page_daily';
 export const PAGE_DAILY_USERS = 'page_daily_users';
 export const PAGE_DAILY_DURATIONS = 'page_daily_durations';
-const TABLES = [PAGE_DAILY, PAGE_DAILY_USERS, PAGE_DAILY_DURATIONS] as const;
+export const CALL_DAILY = 'call_daily';
+export const CALL_DAILY_DURATIONS = 'call_daily_durations';
+const TABLES = [
+  PAGE_DAILY,
+  PAGE_DAILY_USERS,
+  PAGE_DAILY_DURATIONS,
+  CALL_DAILY,
+  CALL_DAILY_DURATIONS,
+] as const;
 
 /** log2 of the HyperLogLog's registers. */
 const P = 11;
@@ -36,7 +51,10 @@ const BIN_RATIO = 1.05;
 /** The 95th percentile's bound, as a share of the value: half a bin. */
 export const DURATION_ERROR = Math.round((Math.sqrt(BIN_RATIO) - 1) * 1000) / 1000;
 export const USERS_METHOD = `HyperLogLog with ${M.toLocaleString('en')} registers per page and day`;
-export const DURATION_METHOD = `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per page and day`;
+const binsMethod = (per: string) =>
+  `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per ${per} and day`;
+export const DURATION_METHOD = binsMethod('page');
+export const CALL_DURATION_METHOD = binsMethod('call');
 
 const tablesSql = [
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
@@ -44,6 +62,10 @@ const tablesSql = [
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_USERS} (day TIMESTAMP NOT NULL, page_reg UBIGINT NOT NULL,
     rank UTINYINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${CALL_DAILY} (day TIMESTAMP NOT NULL, target VARCHAR, name VARCHAR,
+    n BIGINT NOT NULL, failures BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${CALL_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, call UBIGINT NOT NULL,
     bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
 ];
 
@@ -60,6 +82,8 @@ export const pageRegisterSql = (name: string, h: string) =>
 export const pageKeySql = (name: string) => `(hash(${name}) >> ${P})`;
 /** The page key of a `page_reg` value (pageRegisterSql). */
 export const pageOfRegisterSql = (column: string) => `(${column} >> ${P})`;
+/** A call's key (its target and name, either may be NULL) in call_daily_durations. */
+export const callKeySql = (target: string, name: string) => `hash(${target}, ${name})`;
 /** The rank of the hash `h`: 1 + the trailing zeros of its bits above the register's. */
 export const rankSql = (h: string) =>
   `(least(bit_count(((${h} >> ${P}) - 1) & ~(${h} >> ${P})), ${64 - P}) + 1)::UTINYINT`;
@@ -80,6 +104,18 @@ export const binSql = (ms: string) => `floor(ln(1 + greatest(${ms}, 0)) / ln(${B
 export const binValueSql = (bin: string) => `(exp((${bin} + 0.5) * ln(${BIN_RATIO})) - 1)`;
 
 /**
+ * Per `key` of `bins` (a SELECT of the key, bin and n, each key and bin once), the bin holding the value
+ * at each quantile's rank: one column `q<percent>` per quantile (q50, q95).
+ */
+export const binQuantilesSql = (bins: string, key: string, quantiles: readonly number[]) => `SELECT ${key},
+  ${quantiles.map((q) => `min(bin) FILTER (WHERE below >= ${q} * total) AS q${Math.round(q * 100)}`).join(', ')}
+FROM (
+  SELECT ${key}, bin, sum(n) OVER (PARTITION BY ${key} ORDER BY bin) AS below,
+    sum(n) OVER (PARTITION BY ${key}) AS total
+  FROM (${bins})
+) GROUP BY ${key}`;
+
+/**
  * The users estimate of the registers in `registers` (a SELECT of page_reg, rank with each once), per
  * page key (`page`): HyperLogLog's, with linear counting while registers are still empty (small counts,
  * where it is nearly exact).
@@ -92,7 +128,7 @@ FROM (
   FROM (SELECT ${pageOfRegisterSql('page_reg')} AS page, rank FROM (${registers})) GROUP BY page
 )`;
 
-/** The sketch rows of the page views in `source` (a table with the items' columns) matching `where`. */
+/** The sketch rows of the page views and calls in `source` (a table with the items' columns) matching `where`. */
 export const sketchInsertSql = (source: string, where = '') => [
   `INSERT INTO ${PAGE_DAILY} SELECT date_trunc('day', time), ${NAME}, count(*), count(duration_ms),
     coalesce(sum(duration_ms), 0) FROM ${source} WHERE type = 'pageview' ${where} GROUP BY ALL`,
@@ -102,6 +138,11 @@ export const sketchInsertSql = (source: string, where = '') => [
   ) GROUP BY ALL`,
   `INSERT INTO ${PAGE_DAILY_DURATIONS} SELECT date_trunc('day', time), ${NAME}, ${binSql('duration_ms')},
     count(*) FROM ${source} WHERE type = 'pageview' AND duration_ms IS NOT NULL ${where} GROUP BY ALL`,
+  `INSERT INTO ${CALL_DAILY} SELECT date_trunc('day', time), target, name, count(*),
+    count(*) FILTER (WHERE success = false) FROM ${source} WHERE type = 'dependency' ${where} GROUP BY ALL`,
+  `INSERT INTO ${CALL_DAILY_DURATIONS} SELECT date_trunc('day', time), ${callKeySql('target', 'name')},
+    ${binSql('duration_ms')}, count(*) FROM ${source}
+    WHERE type = 'dependency' AND duration_ms IS NOT NULL ${where} GROUP BY ALL`,
 ];
 
 /** The days marked for recomputing (a temporary table of the connection). */
@@ -134,23 +175,25 @@ export const pruneSketchSql = [
   markDaysSql(`SELECT date_trunc('day', $1::TIMESTAMP)`),
 ];
 
-/** Before an erasure deletes one user's items ($1): the days of their page views, to recompute after. */
+/** Before an erasure deletes one user's items ($1): the days of their page views and calls, to recompute after. */
 export const markErasedDaysSql = markDaysSql(
   `SELECT DISTINCT date_trunc('day', time) FROM items
-   WHERE type = 'pageview' AND (auth_user_id = $1 OR user_id = $1)`,
+   WHERE type IN ('pageview', 'dependency') AND (auth_user_id = $1 OR user_id = $1)`,
 );
 
 /**
- * A store made before the sketches gets them, computed from the items it holds, in one transaction; so
- * does one whose sketches were made with another hash (CANARY_TABLE). The canary's absence is the mark:
- * a crash leaves either nothing done or all.
+ * A store made before the sketches (or before some of them: the calls' came after the pages') gets them,
+ * computed from the items it holds, in one transaction; so does one whose sketches were made with
+ * another hash (CANARY_TABLE). The canary's absence is the mark: a crash leaves either nothing done or all.
  */
-export async function addPageSketches(writer: DuckDBConnection): Promise<void> {
+export async function addDailySketches(writer: DuckDBConnection): Promise<void> {
   if (await tableExists(writer, CANARY_TABLE)) {
     const [same] = (
       await writer.runAndReadAll(`SELECT count(*) FROM ${CANARY_TABLE} WHERE canary = (${HASH_CANARY_SQL})`)
     ).getRows();
-    if (Number(same?.[0]) > 0) return;
+    let complete = Number(same?.[0]) > 0;
+    for (const table of TABLES) complete &&= await tableExists(writer, table);
+    if (complete) return;
   }
   await inTransaction(writer, [
     ...[...TABLES, CANARY_TABLE].map((table) => `DROP TABLE IF EXISTS ${table}`),
