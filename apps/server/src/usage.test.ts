@@ -290,7 +290,13 @@ describe('the usage API', () => {
     expect(experience.body.trend).toHaveLength(28);
     expect((await asAdmin('/api/usage/experience?range=2d')).status).toBe(400);
     const events = await asAdmin('/api/usage/events?range=1h');
-    expect(asDescribed('usageEvents', events.body)).toMatchObject({ range: '1h', events: [] });
+    expect(asDescribed('usageEvents', events.body)).toMatchObject({ range: '1h', events: [], estimates: [] });
+    // Over seven days from the daily sketches: the users and sessions are said to be estimates.
+    const weekEvents = asDescribed('usageEvents', (await asAdmin('/api/usage/events?range=7d')).body);
+    expect(weekEvents.estimates.map((e) => [e.field, e.kind])).toEqual([
+      ['users', 'distinct-count'],
+      ['sessions', 'distinct-count'],
+    ]);
     // The session of beforeAll viewed Home: step 1 reached by its user, step 2 (an event) by nobody.
     const funnel = await asAdmin(
       `/api/usage/funnel?step=page:Home&step=${encodeURIComponent('event:Sent, or not')}`,

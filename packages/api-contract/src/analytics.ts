@@ -9,6 +9,7 @@ import {
 import {
   checkPeriod,
   countSchema,
+  estimatesSchema,
   periodFields,
   periodQueryFields,
   segmentFields,
@@ -78,6 +79,7 @@ export const experienceSchema = z
   })
   .meta({ id: 'Experience' });
 
+export const eventEstimateFields = ['users', 'sessions'] as const;
 export const customEventsSchema = z
   .strictObject({
     ...periodFields,
@@ -91,6 +93,7 @@ export const customEventsSchema = z
         }),
       )
       .meta({ description: 'Per event name, the most frequent first (at most 100)' }),
+    estimates: estimatesSchema(eventEstimateFields),
   })
   .meta({ id: 'CustomEvents' });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CustomEvents } from './analytics.js';
 
 /** The periods the usage API answers for: the last hour, day, week or 30 days. */
 export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
@@ -417,7 +418,8 @@ export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;
 export type Pages = z.infer<typeof pagesSchema>;
 /** One estimated field of a list's answer (Pages, Dependencies). */
-export type Estimate = Pages['estimates'][number] | Dependencies['estimates'][number];
+export type Estimate =
+  Pages['estimates'][number] | Dependencies['estimates'][number] | CustomEvents['estimates'][number];
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

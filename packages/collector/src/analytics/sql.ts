@@ -155,3 +155,31 @@ export function bucketedPeriod(options: UsageOptions = {}): {
   const to = Math.floor(now / bucketMs) * bucketMs + bucketMs;
   return { range, lengthMs, bucketMs, from: to - lengthMs, to };
 }
+
+/** The fewest whole days in a period for the Pages, Calls and Custom events panels to read the daily sketches. */
+export const SKETCH_MIN_DAYS = 2;
+
+/**
+ * The whole UTC days of period `p`, [firstDay, lastDay), when the daily sketches serve it: two or more,
+ * and no segment (`seg`, segmentSql's) to narrow it; else null, and the items serve it all.
+ */
+export function sketchDays(p: { from: number; to: number }, seg: string) {
+  const firstDay = Math.ceil(p.from / DAY) * DAY;
+  const lastDay = Math.floor(p.to / DAY) * DAY;
+  return seg === '' && lastDay - firstDay >= SKETCH_MIN_DAYS * DAY ? { firstDay, lastDay } : null;
+}
+
+/**
+ * A sketch query's first CTE, `edge`: the `type` items of the parts of a day at either end of the
+ * period, [$3, $1) and [$2, $4) (sketchValues' order), their `columns` (a SELECT list, aliased).
+ */
+export const sketchEdgeSql = (type: string, columns: string) => `edge AS MATERIALIZED (
+  SELECT ${columns} FROM items WHERE type = '${type}' AND time >= $3 AND time < $1
+  UNION ALL SELECT ${columns} FROM items WHERE type = '${type}' AND time >= $2 AND time < $4
+)`;
+
+/** The parameters of a sketch query (usage.ts, events.ts) over period `p`. */
+export const sketchValues = (
+  p: { from: number; to: number },
+  days: { firstDay: number; lastDay: number },
+) => [ts(days.firstDay), ts(days.lastDay), ts(p.from), ts(p.to)];

@@ -24,23 +24,19 @@ import {
   CALL_DAILY_DURATIONS,
   CALL_DURATION_METHOD,
   callKeySql,
-  DURATION_ERROR,
+  distinctEstimate,
+  durationEstimate,
+  distinctEstimateSql,
   DURATION_METHOD,
   PAGE_DAILY,
   PAGE_DAILY_DURATIONS,
   PAGE_DAILY_USERS,
   pageKeySql,
-  pageOfRegisterSql,
-  pageRegisterSql,
-  rankSql,
   userHashSql,
-  USERS_ERROR,
   USERS_METHOD,
-  usersEstimateSql,
 } from '../store/daily-sketch.js';
 import {
   bucketedPeriod,
-  DAY,
   describePeriod,
   HOUR,
   iso,
@@ -49,6 +45,9 @@ import {
   numOrNull,
   period,
   segmentSql,
+  sketchDays,
+  sketchEdgeSql,
+  sketchValues,
   strOrNull,
   ts,
   type Period,
@@ -197,37 +196,10 @@ const pagesSql = (seg: string) => `SELECT
 FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
 GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
-/** The fewest whole days in a period for the Pages and Calls panels to read the daily sketches. */
-export const SKETCH_MIN_DAYS = 2;
-
-/**
- * The whole UTC days of period `p`, [firstDay, lastDay), when the daily sketches serve it: two or more,
- * and no segment (`seg`, segmentSql's) to narrow it; else null, and the items serve it all.
- */
-function sketchDays(p: { from: number; to: number }, seg: string) {
-  const firstDay = Math.ceil(p.from / DAY) * DAY;
-  const lastDay = Math.floor(p.to / DAY) * DAY;
-  return seg === '' && lastDay - firstDay >= SKETCH_MIN_DAYS * DAY ? { firstDay, lastDay } : null;
-}
-
-/** The parameters of a sketch query (pagesSketchSql, dependenciesSketchSql) over period `p`. */
-const sketchValues = (p: { from: number; to: number }, days: { firstDay: number; lastDay: number }) => [
-  ts(days.firstDay),
-  ts(days.lastDay),
-  ts(p.from),
-  ts(p.to),
-];
-
 /** What the Pages panel estimates when it reads the sketches, and how closely. */
 export const PAGE_ESTIMATES: Pages['estimates'] = [
-  { field: 'users', kind: 'distinct-count', error: USERS_ERROR, errorOf: 'value', method: USERS_METHOD },
-  {
-    field: 'p95DurationMs',
-    kind: 'percentile',
-    error: DURATION_ERROR,
-    errorOf: 'value',
-    method: DURATION_METHOD,
-  },
+  distinctEstimate('users', USERS_METHOD),
+  durationEstimate('p95DurationMs', DURATION_METHOD),
 ];
 
 /**
@@ -235,24 +207,19 @@ export const PAGE_ESTIMATES: Pages['estimates'] = [
  * the page views of the parts of a day at either end, [$3, $1) and [$2, $4): the views and the average
  * exact, the users and the 95th percentile estimated from the sketches merged with those of the ends.
  */
-const pagesSketchSql = `WITH edge AS MATERIALIZED (
-  SELECT coalesce(name, '') AS name, duration_ms, user_id FROM items
-  WHERE type = 'pageview' AND time >= $3 AND time < $1
-  UNION ALL SELECT coalesce(name, ''), duration_ms, user_id FROM items
-  WHERE type = 'pageview' AND time >= $2 AND time < $4
-),
+const pagesSketchSql = `WITH ${sketchEdgeSql('pageview', `coalesce(name, '') AS name, duration_ms, user_id`)},
 top AS (
   SELECT name, sum(views) AS views, sum(duration_n) AS n, sum(duration_sum) AS s FROM (
     SELECT name, views, duration_n, duration_sum FROM ${PAGE_DAILY} WHERE day >= $1 AND day < $2
     UNION ALL SELECT name, 1, (duration_ms IS NOT NULL)::BIGINT, coalesce(duration_ms, 0) FROM edge
   ) GROUP BY name ORDER BY views DESC, name LIMIT ${LIST_LIMIT}
 ),
-users AS (${usersEstimateSql(`SELECT page_reg, max(rank) AS rank FROM (
-    SELECT page_reg, rank FROM ${PAGE_DAILY_USERS} WHERE day >= $1 AND day < $2
-    UNION ALL SELECT ${pageRegisterSql('name', 'h')}, ${rankSql('h')} FROM (
-      SELECT name, ${userHashSql('user_id')} AS h FROM edge WHERE user_id IS NOT NULL
-    )
-  ) WHERE ${pageOfRegisterSql('page_reg')} IN (SELECT ${pageKeySql('name')} FROM top) GROUP BY page_reg`)}),
+users AS (${distinctEstimateSql(
+  PAGE_DAILY_USERS,
+  'page_reg',
+  `SELECT name, ${userHashSql('user_id')} AS h FROM edge WHERE user_id IS NOT NULL`,
+  'SELECT name FROM top',
+)}),
 bins AS (
   SELECT name, bin, sum(n) AS n FROM (
     SELECT name, bin, n FROM ${PAGE_DAILY_DURATIONS} WHERE day >= $1 AND day < $2
@@ -260,33 +227,23 @@ bins AS (
   ) WHERE name IN (SELECT name FROM top) GROUP BY name, bin
 ),
 p95 AS (${binQuantilesSql('SELECT name, bin, n FROM bins', 'name', [0.95])})
-SELECT top.name, top.views::DOUBLE AS views, round(coalesce(users.users, 0))::DOUBLE AS users,
+SELECT top.name, top.views::DOUBLE AS views, round(coalesce(users.estimate, 0))::DOUBLE AS users,
   CASE WHEN top.n > 0 THEN top.s / top.n END AS avg_ms, ${binValueSql('p95.q95')} AS p95_ms
-FROM top LEFT JOIN users ON users.page = ${pageKeySql('top.name')} LEFT JOIN p95 USING (name)
+FROM top LEFT JOIN users ON users.key = ${pageKeySql('top.name')} LEFT JOIN p95 USING (name)
 ORDER BY views DESC, name`;
 
 /** What the Calls panel estimates when it reads the sketches, and how closely. */
-export const CALL_ESTIMATES: Dependencies['estimates'] = (['p50DurationMs', 'p95DurationMs'] as const).map(
-  (field) => ({
-    field,
-    kind: 'percentile',
-    error: DURATION_ERROR,
-    errorOf: 'value',
-    method: CALL_DURATION_METHOD,
-  }),
-);
+export const CALL_ESTIMATES: Dependencies['estimates'] = [
+  durationEstimate('p50DurationMs', CALL_DURATION_METHOD),
+  durationEstimate('p95DurationMs', CALL_DURATION_METHOD),
+];
 
 /**
  * The Calls panel from the daily sketches for the whole days [$1, $2), and from the calls of the parts
  * of a day at either end, [$3, $1) and [$2, $4): the counts and failures exact, the median and the 95th
  * percentile estimated from the duration bins (as pagesSketchSql's).
  */
-const dependenciesSketchSql = `WITH edge AS MATERIALIZED (
-  SELECT target, name, success, duration_ms FROM items
-  WHERE type = 'dependency' AND time >= $3 AND time < $1
-  UNION ALL SELECT target, name, success, duration_ms FROM items
-  WHERE type = 'dependency' AND time >= $2 AND time < $4
-),
+const dependenciesSketchSql = `WITH ${sketchEdgeSql('dependency', 'target, name, success, duration_ms')},
 top AS (
   SELECT target, name, sum(n) AS n, sum(failures) AS failures FROM (
     SELECT target, name, n, failures FROM ${CALL_DAILY} WHERE day >= $1 AND day < $2

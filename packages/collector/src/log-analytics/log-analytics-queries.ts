@@ -1,6 +1,7 @@
 import {
   SESSION_ID,
   USER_ID,
+  type CustomEvents,
   type Dependencies,
   type Pages,
   type TimeseriesBucket,
@@ -81,16 +82,17 @@ function kustoPercentile<F extends string>(field: F) {
     method: "Kusto's percentile (t-digest)",
   };
 }
-const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [
-  {
-    field: 'users',
-    kind: 'distinct-count',
+function kustoDistinct<F extends string>(field: F) {
+  return {
+    field,
+    kind: 'distinct-count' as const,
     error: 0.008,
-    errorOf: 'value',
+    errorOf: 'value' as const,
     method: "Kusto's dcount (HyperLogLog)",
-  },
-  kustoPercentile('p95DurationMs'),
-];
+  };
+}
+const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [kustoDistinct('users'), kustoPercentile('p95DurationMs')];
+const KUSTO_EVENT_ESTIMATES: CustomEvents['estimates'] = [kustoDistinct('users'), kustoDistinct('sessions')];
 const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
   kustoPercentile('p50DurationMs'),
   kustoPercentile('p95DurationMs'),
@@ -309,6 +311,7 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           users: num(r.users),
           sessions: num(r.sessions),
         })),
+        estimates: KUSTO_EVENT_ESTIMATES,
       };
     },
 

@@ -3,6 +3,7 @@ import { afterEach, expect, it } from 'vitest';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { ts } from '../analytics/sql.js';
+import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
 import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
 import { PAGE_DAILY, USERS_ERROR } from './daily-sketch.js';
@@ -30,7 +31,8 @@ const between = (from: number, to: number) => ({
  * Page views over the five days before today: a busy page with many users (where the estimate is an
  * estimate), quieter ones, one seen by a single user only, views without a duration and without a name.
  * And calls: a busy one with a long tail, one that fails often, ones without a target, a name or a
- * duration, and one a user who viewed no page alone made.
+ * duration, and one a user who viewed no page alone made. And custom events: a busy one with many users
+ * and sessions, a nameless one, and one a user who did nothing else alone sent.
  */
 function views(seed: number): TelemetryItem[] {
   // mulberry32: uniform enough for ten thousand users (an LCG in doubles repeats far sooner).
@@ -53,14 +55,19 @@ function views(seed: number): TelemetryItem[] {
     name: string | null,
     user: string,
     durationMs: number | null,
-    call?: { target: string | null; success: boolean | null },
+    call?: { target: string | null; success: boolean | null } | 'event',
+    session = `s-${user}`,
   ) =>
     items.push({
       ...base,
-      ...(call ? { type: 'dependency' as const, ...call } : {}),
+      ...(call === 'event'
+        ? { type: 'event' as const }
+        : call
+          ? { type: 'dependency' as const, ...call }
+          : {}),
       name,
       userId: user,
-      sessionId: `s-${user}`,
+      sessionId: session,
       durationMs,
       time: TODAY - 5 * DAY + Math.floor(rand() * 5 * DAY),
       // Each its own item: the store keeps one of the same envelope's text (item-identity.ts).
@@ -85,6 +92,13 @@ function views(seed: number): TelemetryItem[] {
   for (let i = 0; i < 120; i++) add('GET /ping', `u${i % 9}`, rand() < 0.5 ? null : 3, call(null, null));
   for (let i = 0; i < 40; i++) add(null, `u${i % 9}`, 40 + i, call('api.example'));
   for (let i = 0; i < 5; i++) add('GET /secret', 'caller', 77, call('api.example', false));
+  for (let i = 0; i < 15_000; i++) {
+    const user = `u${Math.floor(rand() * 8_000)}`;
+    add('Signed up', user, null, 'event', `${user}-${Math.floor(rand() * 3)}`);
+  }
+  for (let i = 0; i < 300; i++) add('Exported', `u${i % 70}`, null, 'event', `x${i % 110}`);
+  for (let i = 0; i < 20; i++) add(null, `u${i % 4}`, null, 'event');
+  for (let i = 0; i < 3; i++) add('Secret event', 'sender', null, 'event');
   return items;
 }
 
@@ -118,6 +132,27 @@ function expectQuantile(estimate: number | null, durations: number[], quantile: 
   const below = durations.filter((d) => d < (estimate! / HALF_BIN) * 0.999999).length;
   expect(atOrBelow / durations.length).toBeGreaterThanOrEqual(quantile);
   expect(below / durations.length).toBeLessThan(quantile);
+}
+
+/** The Custom events panel from the sketches agrees with the items: counts exactly, users and sessions within bounds. */
+async function expectEventsWithinBounds(store: WritableStore, from: number, to: number) {
+  const answer = await queryCustomEvents(store, between(from, to));
+  expect(answer.estimates).toEqual(EVENT_ESTIMATES);
+  const truth = await store.read(
+    `SELECT coalesce(name, '') AS name, count(*)::DOUBLE AS n, count(DISTINCT user_id)::DOUBLE AS users,
+       count(DISTINCT session_id)::DOUBLE AS sessions
+     FROM items WHERE type = 'event' AND time >= $1 AND time < $2 GROUP BY 1 ORDER BY n DESC, name`,
+    [ts(from), ts(to)],
+  );
+  expect(answer.events.map((e) => [e.name, e.count])).toEqual(truth.map((t) => [t.name, t.n]));
+  for (const [i, t] of truth.entries()) {
+    const row = answer.events[i]!;
+    for (const field of ['users', 'sessions'] as const)
+      expect(Math.abs(row[field] - Number(t[field]))).toBeLessThanOrEqual(
+        Math.max(1, 3 * USERS_ERROR * Number(t[field])),
+      );
+  }
+  return answer;
 }
 
 /** The Calls panel from the sketches agrees with the items: counts and failures exactly, p50 and p95 within bounds. */
@@ -158,6 +193,7 @@ async function expectWithinBounds(store: WritableStore, from: number, to: number
     expectQuantile(page.p95DurationMs, list(t.durations), 0.95);
   }
   await expectCallsWithinBounds(store, from, to);
+  await expectEventsWithinBounds(store, from, to);
   return answer;
 }
 
@@ -205,6 +241,13 @@ it('answers a long period from the daily sketches: views and averages exact, use
   const shortCalls = await usage.dependencies(between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
   expect(shortCalls.estimates).toEqual([]);
   expect((await usage.dependencies({ ...between(FROM, TO), browser: 'Chrome' })).estimates).toEqual([]);
+  const shortEvents = await queryCustomEvents(store, between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
+  expect(shortEvents.estimates).toEqual([]);
+  // The busy event's users and sessions are past linear counting: HyperLogLog's own estimate.
+  const events = await queryCustomEvents(store, between(FROM, TO));
+  expect(events.events[0]).toMatchObject({ name: 'Signed up' });
+  expect(events.events[0]!.sessions).toBeGreaterThan(2.5 * 2_048);
+  expect(events.events.find((e) => e.name === 'Secret event')).toMatchObject({ users: 1, sessions: 1 });
   await store.close();
 }, 60_000);
 
@@ -224,10 +267,13 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   // maker of a call, who viewed no page, takes it off the Calls panel.
   expect(await store.erase('loner')).toBe(7);
   expect(await store.erase('caller')).toBe(5);
+  expect(await store.erase('sender')).toBe(3);
   const afterErasure = await expectWithinBounds(store, FROM, TO);
   expect(afterErasure.pages.map((p) => p.name)).not.toContain('Secret');
   const callsAfter = await createUsageQueries(store).dependencies(between(FROM, TO));
   expect(callsAfter.dependencies.map((d) => d.name)).not.toContain('GET /secret');
+  const eventsAfter = await queryCustomEvents(store, between(FROM, TO));
+  expect(eventsAfter.events.map((e) => e.name)).not.toContain('Secret event');
 
   // Pruned inside a day: that day's sketches are computed again from what is left of it (read as a
   // whole day of the period here), the days before it gone.
@@ -281,11 +327,16 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   );
   const reopened = await openWritableStore(dataDir);
   expect(figures(await createUsageQueries(reopened).pages(between(FROM, TO)))).toEqual(before);
+  const eventsBefore = await queryCustomEvents(reopened, between(FROM, TO));
   await reopened.close();
-  // A store made when only the pages had sketches: the calls' are computed when it opens.
-  await alter('DROP TABLE call_daily; DROP TABLE call_daily_durations');
+  // A store made when only the pages had sketches: the calls' and events' are computed when it opens.
+  await alter(
+    'DROP TABLE call_daily; DROP TABLE call_daily_durations; DROP TABLE event_daily; DROP TABLE event_daily_users; DROP TABLE event_daily_sessions',
+  );
   const upgraded = await openWritableStore(dataDir);
   expect(await createUsageQueries(upgraded).dependencies(between(FROM, TO))).toEqual(callsBefore);
+  expect(await queryCustomEvents(upgraded, between(FROM, TO))).toEqual(eventsBefore);
   await expectCallsWithinBounds(upgraded, FROM, TO);
+  await expectEventsWithinBounds(upgraded, FROM, TO);
   await upgraded.close();
 }, 60_000);

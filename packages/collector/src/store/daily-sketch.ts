@@ -17,6 +17,11 @@ import { inTransaction, tableExists } from './rollup.js';
  *   percentile is the bin holding the value at its rank, given as the bin's middle: within 2.5 % of
  *   that value.
  *
+ * Per custom event name:
+ * - `event_daily`: the events: exact, and summed across days.
+ * - `event_daily_users`, `event_daily_sessions`: HyperLogLogs of the event's users and sessions, as the
+ *   pages' users.
+ *
  * Per call (target and name):
  * - `call_daily`: the calls and the failed ones: exact, and summed across days.
  * - `call_daily_durations`: the durations in the same bins (keyed with callKeySql), for the median and
@@ -25,7 +30,7 @@ import { inTransaction, tableExists } from './rollup.js';
  * Kept as the hourly rollup is (rollup.ts): each load adds its rows (a day's page and register may
  * appear in several: every read sums or takes the max, which repeats do not change), a day's
  * compaction writes its rows again from its items (compact.ts), an erasure recomputes the days the
- * user viewed a page or made a call on, and a prune drops the days before its bound and recomputes the day it cuts.
+ * user viewed a page, sent an event or made a call on, and a prune drops the days before its bound and recomputes the day it cuts.
  */
 
 export const PAGE_DAILY = 'page_daily';
@@ -33,12 +38,18 @@ export const PAGE_DAILY_USERS = 'page_daily_users';
 export const PAGE_DAILY_DURATIONS = 'page_daily_durations';
 export const CALL_DAILY = 'call_daily';
 export const CALL_DAILY_DURATIONS = 'call_daily_durations';
+export const EVENT_DAILY = 'event_daily';
+export const EVENT_DAILY_USERS = 'event_daily_users';
+export const EVENT_DAILY_SESSIONS = 'event_daily_sessions';
 const TABLES = [
   PAGE_DAILY,
   PAGE_DAILY_USERS,
   PAGE_DAILY_DURATIONS,
   CALL_DAILY,
   CALL_DAILY_DURATIONS,
+  EVENT_DAILY,
+  EVENT_DAILY_USERS,
+  EVENT_DAILY_SESSIONS,
 ] as const;
 
 /** log2 of the HyperLogLog's registers. */
@@ -50,11 +61,31 @@ export const USERS_ERROR = 1.04 / Math.sqrt(M);
 const BIN_RATIO = 1.05;
 /** The 95th percentile's bound, as a share of the value: half a bin. */
 export const DURATION_ERROR = Math.round((Math.sqrt(BIN_RATIO) - 1) * 1000) / 1000;
-export const USERS_METHOD = `HyperLogLog with ${M.toLocaleString('en')} registers per page and day`;
+const hyperLogLogMethod = (per: string) =>
+  `HyperLogLog with ${M.toLocaleString('en')} registers per ${per} and day`;
+export const USERS_METHOD = hyperLogLogMethod('page');
+export const EVENT_DISTINCT_METHOD = hyperLogLogMethod('event');
 const binsMethod = (per: string) =>
   `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per ${per} and day`;
 export const DURATION_METHOD = binsMethod('page');
 export const CALL_DURATION_METHOD = binsMethod('call');
+
+/** An estimated distinct count's entry in an answer's `estimates`. */
+export const distinctEstimate = <F extends string>(field: F, method: string) => ({
+  field,
+  kind: 'distinct-count' as const,
+  error: USERS_ERROR,
+  errorOf: 'value' as const,
+  method,
+});
+/** An estimated percentile's (from the duration bins) entry in an answer's `estimates`. */
+export const durationEstimate = <F extends string>(field: F, method: string) => ({
+  field,
+  kind: 'percentile' as const,
+  error: DURATION_ERROR,
+  errorOf: 'value' as const,
+  method,
+});
 
 const tablesSql = [
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
@@ -63,6 +94,11 @@ const tablesSql = [
     rank UTINYINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${PAGE_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
     bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${EVENT_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL, n BIGINT NOT NULL)`,
+  ...[EVENT_DAILY_USERS, EVENT_DAILY_SESSIONS].map(
+    (table) => `CREATE TABLE IF NOT EXISTS ${table} (day TIMESTAMP NOT NULL, reg UBIGINT NOT NULL,
+    rank UTINYINT NOT NULL)`,
+  ),
   `CREATE TABLE IF NOT EXISTS ${CALL_DAILY} (day TIMESTAMP NOT NULL, target VARCHAR, name VARCHAR,
     n BIGINT NOT NULL, failures BIGINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${CALL_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, call UBIGINT NOT NULL,
@@ -116,28 +152,48 @@ FROM (
 ) GROUP BY ${key}`;
 
 /**
- * The users estimate of the registers in `registers` (a SELECT of page_reg, rank with each once), per
- * page key (`page`): HyperLogLog's, with linear counting while registers are still empty (small counts,
- * where it is nearly exact).
+ * Per name key (`key`, as pageKeySql gives it), the estimated number of distinct values (`estimate`):
+ * the registers of `table` (its register column `column`, pageRegisterSql's) over the whole days
+ * [$1, $2), merged with those of `edge` (a SELECT of name and h, a value's hash) for the parts of a day
+ * at the ends; only for the names `names` (a SELECT of one name column) gives. HyperLogLog's estimate,
+ * with linear counting while registers are still empty (small counts, where it is nearly exact).
  */
-export const usersEstimateSql = (registers: string) => `SELECT page,
-  CASE WHEN raw <= ${2.5 * M} AND zeros > 0 THEN ${M} * ln(${M} / zeros) ELSE raw END AS users
+export const distinctEstimateSql = (
+  table: string,
+  column: string,
+  edge: string,
+  names: string,
+) => `SELECT key,
+  CASE WHEN raw <= ${2.5 * M} AND zeros > 0 THEN ${M} * ln(${M} / zeros) ELSE raw END AS estimate
 FROM (
-  SELECT page, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
+  SELECT key, ${(0.7213 / (1 + 1.079 / M)) * M * M}::DOUBLE / (sum(pow(2, -rank::DOUBLE)) + (${M} - count(*))) AS raw,
     ${M} - count(*) AS zeros
-  FROM (SELECT ${pageOfRegisterSql('page_reg')} AS page, rank FROM (${registers})) GROUP BY page
+  FROM (
+    SELECT ${pageOfRegisterSql('reg')} AS key, max(rank) AS rank FROM (
+      SELECT ${column} AS reg, rank FROM ${table} WHERE day >= $1 AND day < $2
+      UNION ALL SELECT ${pageRegisterSql('name', 'h')}, ${rankSql('h')} FROM (${edge})
+    ) WHERE ${pageOfRegisterSql('reg')} IN (SELECT ${pageKeySql('name')} FROM (${names})) GROUP BY reg
+  ) GROUP BY key
 )`;
 
-/** The sketch rows of the page views and calls in `source` (a table with the items' columns) matching `where`. */
+/** Per day and name, the highest rank of each register the hashes of `column` set, for `type`'s items. */
+const registersInsertSql = (table: string, type: string, column: string, source: string, where: string) =>
+  `INSERT INTO ${table} SELECT day, ${pageRegisterSql('name', 'h')}, max(${rankSql('h')}) FROM (
+    SELECT date_trunc('day', time) AS day, ${NAME} AS name, ${userHashSql(column)} AS h FROM ${source}
+    WHERE type = '${type}' AND ${column} IS NOT NULL ${where}
+  ) GROUP BY ALL`;
+
+/** The sketch rows of the page views, events and calls in `source` (a table with the items' columns) matching `where`. */
 export const sketchInsertSql = (source: string, where = '') => [
   `INSERT INTO ${PAGE_DAILY} SELECT date_trunc('day', time), ${NAME}, count(*), count(duration_ms),
     coalesce(sum(duration_ms), 0) FROM ${source} WHERE type = 'pageview' ${where} GROUP BY ALL`,
-  `INSERT INTO ${PAGE_DAILY_USERS} SELECT day, ${pageRegisterSql('name', 'h')}, max(${rankSql('h')}) FROM (
-    SELECT date_trunc('day', time) AS day, ${NAME} AS name, ${userHashSql('user_id')} AS h FROM ${source}
-    WHERE type = 'pageview' AND user_id IS NOT NULL ${where}
-  ) GROUP BY ALL`,
+  registersInsertSql(PAGE_DAILY_USERS, 'pageview', 'user_id', source, where),
   `INSERT INTO ${PAGE_DAILY_DURATIONS} SELECT date_trunc('day', time), ${NAME}, ${binSql('duration_ms')},
     count(*) FROM ${source} WHERE type = 'pageview' AND duration_ms IS NOT NULL ${where} GROUP BY ALL`,
+  `INSERT INTO ${EVENT_DAILY} SELECT date_trunc('day', time), ${NAME}, count(*) FROM ${source}
+    WHERE type = 'event' ${where} GROUP BY ALL`,
+  registersInsertSql(EVENT_DAILY_USERS, 'event', 'user_id', source, where),
+  registersInsertSql(EVENT_DAILY_SESSIONS, 'event', 'session_id', source, where),
   `INSERT INTO ${CALL_DAILY} SELECT date_trunc('day', time), target, name, count(*),
     count(*) FILTER (WHERE success = false) FROM ${source} WHERE type = 'dependency' ${where} GROUP BY ALL`,
   `INSERT INTO ${CALL_DAILY_DURATIONS} SELECT date_trunc('day', time), ${callKeySql('target', 'name')},
@@ -175,14 +231,14 @@ export const pruneSketchSql = [
   markDaysSql(`SELECT date_trunc('day', $1::TIMESTAMP)`),
 ];
 
-/** Before an erasure deletes one user's items ($1): the days of their page views and calls, to recompute after. */
+/** Before an erasure deletes one user's items ($1): the days of their page views, events and calls, to recompute after. */
 export const markErasedDaysSql = markDaysSql(
   `SELECT DISTINCT date_trunc('day', time) FROM items
-   WHERE type IN ('pageview', 'dependency') AND (auth_user_id = $1 OR user_id = $1)`,
+   WHERE type IN ('pageview', 'event', 'dependency') AND (auth_user_id = $1 OR user_id = $1)`,
 );
 
 /**
- * A store made before the sketches (or before some of them: the calls' came after the pages') gets them,
+ * A store made before the sketches (or before some of them: the calls' and events' came after the pages') gets them,
  * computed from the items it holds, in one transaction; so does one whose sketches were made with
  * another hash (CANARY_TABLE). The canary's absence is the mark: a crash leaves either nothing done or all.
  */

@@ -227,15 +227,26 @@ export default function UsagePage() {
           </Panel>
           <Panel title="Custom events" level={3} query={events} isEmpty={(data) => data.events.length === 0}>
             {(data) => (
-              <NamedRowsTable
-                testId="events-table"
-                title="Custom events"
-                period={data}
-                columns={['Event', 'Count', 'Users', 'Sessions']}
-                rows={data.events}
-                cells={(row) => [formatCount(row.count), formatCount(row.users), formatCount(row.sessions)]}
-                csv={(row) => [row.count, row.users, row.sessions]}
-              />
+              <>
+                <NamedRowsTable
+                  testId="events-table"
+                  title="Custom events"
+                  period={data}
+                  columns={[
+                    'Event',
+                    'Count',
+                    estimatedHeading('Users', 'users', data.estimates),
+                    estimatedHeading('Sessions', 'sessions', data.estimates),
+                  ]}
+                  rows={data.events}
+                  cells={(row) => [formatCount(row.count), formatCount(row.users), formatCount(row.sessions)]}
+                  csv={(row) => [row.count, row.users, row.sessions]}
+                />
+                <EstimatesNote
+                  estimates={data.estimates}
+                  headings={{ users: 'Users', sessions: 'Sessions' }}
+                />
+              </>
             )}
           </Panel>
         </div>
