@@ -23,6 +23,13 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const REPLICAS = 3;
 /** The file in the layout's directory that names the running processes. */
 const RECORD = 'cluster.json';
+/** The order to stop them in: the balancer, the replicas (forwarding ones before the store holder), then what they use. */
+const STOP_ORDER = [
+  'haproxy',
+  ...Array.from({ length: REPLICAS }, (_, i) => `gatehouse-${REPLICAS - i}`),
+  'dev-idp',
+  'redis',
+];
 
 /** Installs redis-server and haproxy when missing (scripts/test-tools.mjs), else says how to. */
 export function ensurePackages() {
@@ -99,6 +106,8 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     userIdSecret: randomBytes(32).toString('base64url'),
   };
   const children = new Map();
+  /** Each process's start time, taken once as it starts (record()). */
+  const started = new Map();
   // Attached: the processes end with this one, however it ends short of SIGKILL (a failed teardown too).
   const killAll = () => children.forEach((child) => child.exitCode === null && child.kill('SIGKILL'));
   if (!detached) process.once('exit', killAll);
@@ -113,6 +122,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     });
     if (detached) child.unref();
     children.set(name, child);
+    started.set(name, startTime(child.pid));
     record();
     log(`${name}: pid ${child.pid}`);
     return child;
@@ -121,7 +131,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
   /** Writes each process's pid and start time, for `stop` and for the next start's clean-up. */
   function record() {
     const processes = Object.fromEntries(
-      [...children].map(([name, child]) => [name, { pid: child.pid, started: startTime(child.pid) }]),
+      [...children].map(([name, child]) => [name, { pid: child.pid, started: started.get(name) }]),
     );
     writeFileSync(join(layout.dir, RECORD), JSON.stringify({ processes }, null, 2));
   }
@@ -173,14 +183,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
   }
 
   const stopAll = async () => {
-    // Balancer first, then the replicas (forwarding ones before the store holder), then what they use.
-    const order = [
-      'haproxy',
-      ...Array.from({ length: REPLICAS }, (_, i) => replica(REPLICAS - 1 - i).name),
-      'dev-idp',
-      'redis',
-    ];
-    for (const name of order) {
+    for (const name of STOP_ORDER) {
       const child = children.get(name);
       if (!child || child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -270,8 +273,7 @@ async function stopRecorded(layout, log = () => {}) {
   const file = join(layout.dir, RECORD);
   if (!existsSync(file)) return false;
   const { processes = {} } = JSON.parse(readFileSync(file, 'utf8'));
-  const order = ['haproxy', 'gatehouse-3', 'gatehouse-2', 'gatehouse-1', 'dev-idp', 'redis'];
-  for (const name of order) {
+  for (const name of STOP_ORDER) {
     const { pid, started } = processes[name] ?? {};
     const runs = () => started !== undefined && startTime(pid) === started;
     if (!pid || !runs()) continue;

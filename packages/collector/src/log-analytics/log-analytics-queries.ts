@@ -104,7 +104,6 @@ const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
  * they do not (funnels, user flows and retention need every item of a user in order: the portal has
  * views of its own for them; access and erasure requests go through Azure's own purge and export).
  */
-
 export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}): LogAnalyticsQueries {
   const usage: UsageQueries = {
     async overview(options = {}) {
