@@ -61,7 +61,7 @@ it('rewrites each whole day before today sorted by type, once, and every answer 
   const days = await store.compact();
   expect(days).toBeGreaterThanOrEqual(2);
   expect(await answers(store)).toEqual(before);
-  // Within each rewritten day, the rows are in (type, time) order; today's are as loaded, in time order.
+  // Within each rewritten day, the rows are in (type, time) order; today's are as loaded.
   const today = new Date(startOfDay(NOW)).toISOString();
   const rows = await store.read(
     `SELECT date_trunc('day', time) < $1::TIMESTAMP AS done, type, epoch_ms(time)::DOUBLE AS t FROM items ORDER BY rowid`,

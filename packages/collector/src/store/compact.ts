@@ -4,7 +4,7 @@ import { markDaysSql, recomputeMarkedSql } from './daily-sketch.js';
 /*
  * Day compaction (ADR 0072): each whole UTC day of items, once it is over, is written again sorted by
  * type and then time, as ClickHouse's MergeTree merges its parts by their sorting key. Loads write rows in
- * time order (ADR 0071), so a row group holds a narrow span of time but every type mixed: a query for one
+ * the order they arrive, nearly time order (ADR 0071), so a row group holds a narrow span of time but every type mixed: a query for one
  * type (the exceptions, 2 % of the items; the web vitals; the calls) then decompresses every vector of
  * its other columns, for the few rows of its type in each. Sorted by type within the day, a type's rows
  * are contiguous, and DuckDB skips the vectors of a scan where its filter selected none. Measured at

@@ -72,17 +72,20 @@ function insertRows(escaped: boolean): string {
 }
 
 /**
- * Where a load's rows wait until its transaction ends (ADR 0071): then they go into `items` in time
- * order (items of the same time in the order they arrived), so each row group holds a narrow span of
- * time and a query's time range skips the others (DuckDB's zone maps), and their hourly rollup is added. A temporary table of the writer's connection,
- * with the items' columns and constraints, so a row `items` would refuse is refused here, as a record.
+ * Where a load's rows wait until its transaction ends (ADR 0071): then they go into `items` in the
+ * order they arrived, and their hourly rollup, sources and daily sketches are added from here. A live
+ * site's items arrive seconds after they happen, so each row group holds a narrow span of time and a
+ * query's time range skips the others (DuckDB's zone maps); sorting each load by time as well cost a
+ * fifth of the store's load rate (docs/performance/usage.md, section 11), and day compaction (ADR 0072)
+ * rewrites each past day sorted anyway. A temporary table of the writer's connection, with the items'
+ * columns and constraints, so a row `items` would refuse is refused here, as a record.
  */
 const STAGE = 'load_stage';
 const stageSql = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (${[...rowLayout, ...derivedColumns]
   .map((c) => `${c.column} ${c.sql}`)
   .join(', ')})`;
 const stageToItems = [
-  `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE} ORDER BY time, rowid`,
+  `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE}`,
   rollupInsertSql(STAGE),
   sourcesInsertSql(STAGE),
   ...sketchInsertSql(STAGE),

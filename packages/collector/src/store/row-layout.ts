@@ -93,8 +93,8 @@ export const derivedColumns = [
     type: 'pageview',
     json: `'$.data.baseData.properties.refUri'`,
     cast: null,
-    value: (text: string) =>
-      `CASE WHEN coalesce(${hostSql(text)}, '') IN ('', coalesce(${hostSql('url')}, '')) THEN '' ELSE ${hostSql(text)} END`,
+    // (Each host's regular expression once: NULL when none or the page's own, then ''.)
+    value: (text: string) => `coalesce(nullif(${hostSql(text)}, coalesce(${hostSql('url')}, '')), '')`,
   },
 ] as const;
 

@@ -80,7 +80,7 @@ it('stores every column exactly, in order, whatever characters and numbers the i
   await store.append([base[6]!, odd[4]!]);
   expect(await store.count()).toBe(all.length + 2);
   await store.close();
-  // Each load writes its rows in time order (ADR 0071), so the rows are compared whatever their order.
+  // The rows are compared whatever their order (a load keeps the order of arrival, ADR 0071).
   expect(sortedRows(await storedRows(dataDir))).toEqual(sortedRows(rowsOf([...all, base[6]!, odd[4]!])));
 });
 
@@ -217,7 +217,7 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
   reopened.closeSync();
   // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the
   // device type comes from a request, so older rows have none.
-  // (The two loaded rows in either order: a load writes them in time order, ADR 0071.)
+  // (The two loaded rows compared in either order.)
   expect(rows.slice(0, 2)).toEqual([
     ['metric', 1234.5, 'Home', 'Chrome', null, 'admin,auditor'],
     ['pageview', null, null, 'Chrome', null, null],

@@ -45,7 +45,7 @@ export interface TelemetryStore {
   append(items: readonly TelemetryItem[]): Promise<void>;
   /** Items stored (matching the filter). */
   count(filter?: ExportFilter): Promise<number>;
-  /** The stored envelopes (Application Insights shape), in the order stored: load by load, each in time order. */
+  /** The stored envelopes (Application Insights shape), in the order stored (the order they arrived in). */
   export(filter?: ExportFilter): AsyncIterable<Envelope>;
   /** Deletes items whose event time is before `before` (epoch ms); resolves to how many. */
   prune(before: number): Promise<number>;
