@@ -113,8 +113,12 @@ const USER_AGENTS = [
   'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
 ];
 
-/** One session's envelopes, in time order, as the SDK would send them over its lifetime. */
-function session(n) {
+/**
+ * One session's envelopes, in time order, as the SDK would send them over its lifetime. `at` is the share
+ * of the bench's items sent before it: its place in the 30 days (each session also sends its web vitals,
+ * so placing it by its number instead left the last days empty, and a fresh store's last hour and day too).
+ */
+function session(n, at) {
   const user = Math.floor(random() ** 1.5 * USERS);
   const ctx = {
     iKey: '8c0c7b2f-4a4e-4c1e-9d7a-0f5b8d6e3a21',
@@ -128,7 +132,7 @@ function session(n) {
   // A live site's items reach the collector seconds after they happen, so sessions arrive about in the
   // order they start; BENCH_USAGE_ORDER=random sends them in random order over the 30 days instead (a
   // backfill: the layout before issue 26, when no time range narrowed what a query reads).
-  let time = NOW - (ORDER === 'random' ? random() : 1 - (n + random()) / SESSIONS) * 30 * DAY;
+  let time = NOW - (ORDER === 'random' ? random() : 1 - at) * 30 * DAY;
   const out = [];
   for (let i = 0; i < count; i++) {
     const k = i === 0 ? 'pageview' : kind();
@@ -273,7 +277,8 @@ try {
     let pending = [];
     let batches = 0;
     const nextBatch = () => {
-      while (pending.length < BATCH && sent + pending.length < ITEMS) pending.push(...session(nextSession++));
+      while (pending.length < BATCH && sent + pending.length < ITEMS)
+        pending.push(...session(nextSession++, (sent + pending.length) / ITEMS));
       const batch = pending.splice(0, Math.min(BATCH, ITEMS - sent));
       sent += batch.length;
       return batch;
