@@ -63,7 +63,10 @@ export function pagesPlugin({ root = join(import.meta.dirname, 'src/features') }
       for (const event of ['add', 'unlink'] as const)
         server.watcher.on(event, (file: string) => reloadIfChanged(server, file));
     },
-    handleHotUpdate({ file, server }) {
+    // An editor's save may truncate the file before writing it: Vite's `read` waits until it has content
+    // again, so the table is not read from an empty page (a route missing: a needless full reload).
+    async handleHotUpdate({ file, server, read }) {
+      if (isPage(root, file)) await read();
       return reloadIfChanged(server, file) ? [] : undefined;
     },
   };

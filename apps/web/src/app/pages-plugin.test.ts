@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { pagesModule, pagesPlugin, readRoute } from '../../pages-plugin';
+import { PAGES_MODULE, pagesModule, pagesPlugin, readRoute } from '../../pages-plugin';
 import { navigation } from './app';
 
 const page = (route: string, component = 'export default function P() { return <p>page</p>; }') =>
@@ -75,6 +75,30 @@ describe('the route table, made from the page files', () => {
     expect(() => pagesModule(root)).toThrow(
       /b-page\.tsx: the path \/a is already the route of .*a-page\.tsx/,
     );
+  });
+
+  it('an edit that keeps the route reloads nothing, though the save truncates the file first', async () => {
+    const source = page("{ path: '/a', name: 'A', access: 'public' }");
+    const root = features({ 'a/a-page.tsx': source });
+    const plugin = pagesPlugin({ root });
+    (plugin.load as (id: string) => string)(`\0${PAGES_MODULE}`);
+    const sent: unknown[] = [];
+    const server = {
+      moduleGraph: { getModuleById: () => undefined },
+      ws: { send: (m: unknown) => sent.push(m) },
+    };
+    const hotUpdate = plugin.handleHotUpdate as (context: object) => Promise<[] | undefined>;
+    const file = join(root, 'a/a-page.tsx');
+    const edited = source.replace('<p>page</p>', '<p>edited</p>');
+    // As an editor saves: the file empty when the change is seen, its content there once Vite reads it.
+    writeFileSync(file, '');
+    const read = () => (writeFileSync(file, edited), Promise.resolve(edited));
+    expect(await hotUpdate({ file, server, read })).toBeUndefined();
+    expect(sent).toEqual([]);
+    // A changed route does reload the page.
+    writeFileSync(file, edited.replace("'/a'", "'/b'"));
+    expect(await hotUpdate({ file, server, read: () => Promise.resolve('') })).toEqual([]);
+    expect(sent).toEqual([{ type: 'full-reload' }]);
   });
 
   it("drops the route from the page's own module, moving nothing, so the module exports only its component", () => {
