@@ -524,6 +524,11 @@ describe('memory under a flood', () => {
     expect(peak - before).toBeLessThan(192 * 1024 * 1024);
     // The default cap, 64 MiB counted at 2 MiB per 1 MiB body (buffer and text): 32 at once.
     expect(count(503)).toBeGreaterThan(0);
-    expect(count(400) + count(503)).toBe(200);
+    // Every sender refused. A 503 sent before the body is read closes a connection with bytes unread,
+    // so the kernel resets it, and the reset may discard the answer before the sender reads it: status
+    // 0 (seen in 14 of 200 on Node 24 in a CI run). None is ever taken.
+    expect(statuses.every((s) => s === 400 || s === 503 || s === 0)).toBe(true);
+    expect(count(400)).toBeGreaterThan(0);
+    expect(count(400) + count(503)).toBeGreaterThan(150);
   }, 120_000);
 });
