@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, decode, readBody, tooManyItems } from '../protocol/body.js';
 import { clientOf } from './client.js';
+import { lingerOnClose } from './lingering-close.js';
 import { countItems } from '../protocol/count-items.js';
 import type { ItemError } from '../protocol/ingest.js';
 import { startIngest } from '../protocol/ingest-offload.js';
@@ -232,6 +233,7 @@ function refuseUnread(
     'Content-Length': 0,
     Connection: 'close',
   });
+  lingerOnClose(res);
   res.end();
 }
 
@@ -441,6 +443,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
         return;
       }
       // Ask the client to close: the refused body has not been read to its end.
+      lingerOnClose(res);
       send(res, 413, bodyRefused(413, error.message), { ...headers, Connection: 'close' });
       req.resume();
       return;

@@ -449,7 +449,7 @@ describe('memory under a flood', () => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
-    // A body left unread is cut off when the server closes: that is an answer too.
+    // The answer is read from what was received once the connection closes, whatever ended it.
     socket.on('error', () => undefined);
     const answer = new Promise<number>((resolve) =>
       socket.on('close', () => resolve(Number(/^HTTP\/1\.1 (\d{3}) /.exec(received)?.[1] ?? 0))),
@@ -519,16 +519,17 @@ describe('memory under a flood', () => {
     console.info(
       `RSS ${mib(before)} MiB warm, ${mib(held)} MiB holding the bodies, peak ${mib(peak)} MiB (${mib(peak - before)} MiB over warm): ${count(400)} read and refused (400), ${count(503)} refused unread (503)`,
     );
-    // Measured: 107 MiB over warm (233 MiB peak); without the cap 432 MiB (558 MiB), growing with the
-    // number of senders. docs/configuration.md, "Limits for operators", states this bound.
-    expect(peak - before).toBeLessThan(192 * 1024 * 1024);
+    // Measured over warm: Node 20 125-152 MiB, Node 24 155-202 MiB (the refused senders' bodies are read
+    // and thrown away while their connections linger: garbage until the next collection); without the
+    // cap 432 MiB, growing with the number of senders. The bound: the 32 bodies the cap lets in, each at
+    // worst four times over (chunks, the joined body, its text, the parsed value), and as much again of
+    // garbage. docs/configuration.md, "Limits for operators", states it.
+    expect(peak - before).toBeLessThan(256 * 1024 * 1024);
     // The default cap, 64 MiB counted at 2 MiB per 1 MiB body (buffer and text): 32 at once.
     expect(count(503)).toBeGreaterThan(0);
-    // Every sender refused. A 503 sent before the body is read closes a connection with bytes unread,
-    // so the kernel resets it, and the reset may discard the answer before the sender reads it: status
-    // 0 (seen in 14 of 200 on Node 24 in a CI run). None is ever taken.
-    expect(statuses.every((s) => s === 400 || s === 503 || s === 0)).toBe(true);
+    // Every sender answered: the ones refused unread too, since their connection lingers while they
+    // send the rest (without it, 14 of 200 saw a reset instead of their 503 in a CI run on Node 24).
     expect(count(400)).toBeGreaterThan(0);
-    expect(count(400) + count(503)).toBeGreaterThan(150);
+    expect(count(400) + count(503)).toBe(200);
   }, 120_000);
 });
