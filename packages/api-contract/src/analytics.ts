@@ -48,6 +48,7 @@ const byVital = z
   )
   .meta({ description: 'Per vital; absent when none was reported' });
 
+export const experienceEstimateFields = ['p75'] as const;
 export const experienceSchema = z
   .strictObject({
     ...periodFields,
@@ -76,6 +77,7 @@ export const experienceSchema = z
       .meta({
         description: 'The p75 of each vital per bucket (aligned as the timeseries’), every bucket listed',
       }),
+    estimates: estimatesSchema(experienceEstimateFields),
   })
   .meta({ id: 'Experience' });
 

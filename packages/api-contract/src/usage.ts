@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CustomEvents } from './analytics.js';
+import type { CustomEvents, Experience } from './analytics.js';
 
 /** The periods the usage API answers for: the last hour, day, week or 30 days. */
 export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
@@ -417,9 +417,12 @@ export type TimeseriesBucket = z.infer<typeof timeseriesBucketSchema>;
 export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;
 export type Pages = z.infer<typeof pagesSchema>;
-/** One estimated field of a list's answer (Pages, Dependencies). */
+/** One estimated field of an answer (Pages, Dependencies, Custom events, Experience). */
 export type Estimate =
-  Pages['estimates'][number] | Dependencies['estimates'][number] | CustomEvents['estimates'][number];
+  | Pages['estimates'][number]
+  | Dependencies['estimates'][number]
+  | CustomEvents['estimates'][number]
+  | Experience['estimates'][number];
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

@@ -53,7 +53,7 @@ export { rangeSpecs } from './analytics/sql.js';
 export type { Period, UsageOptions, UsageReader } from './analytics/sql.js';
 export { createAnalyticsQueries } from './analytics/product.js';
 export type { AnalyticsQueries } from './analytics/product.js';
-export { rateVital, vitalThresholds } from './analytics/experience.js';
+export { rateVital, vitalThresholds } from './analytics/vitals.js';
 export { openRelaySink, teeSink } from './relay/relay-sink.js';
 export type { RelaySink, RelaySinkOptions } from './relay/relay-sink.js';
 export type { RelayStats } from './relay/forwarder.js';

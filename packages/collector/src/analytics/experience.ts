@@ -1,13 +1,17 @@
 import type { DuckDBValue } from '@duckdb/node-api';
+import { webVitals, type Experience, type VitalSummary, type WebVitalName } from '@gatehouse/api-contract';
 import {
-  webVitals,
-  type Experience,
-  type VitalRating,
-  type VitalSummary,
-  type WebVitalName,
-} from '@gatehouse/api-contract';
+  binQuantilesSql,
+  binSql,
+  binValueSql,
+  durationEstimate,
+  VITAL_DAILY,
+  VITAL_DAILY_BINS,
+  VITAL_METHOD,
+} from '../store/daily-sketch.js';
 import {
   bucketedPeriod,
+  DAY,
   describePeriod,
   iso,
   LIST_LIMIT,
@@ -15,41 +19,23 @@ import {
   numOrNull,
   period,
   segmentSql,
+  sketchDays,
+  sketchEdgeSql,
+  sketchValues,
   strOrNull,
   ts,
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
+import { rateVital, vitalBinnedSql, vitalThresholdsSql, vitalUnbinnedSql } from './vitals.js';
 
 /**
  * The Experience section's query: the web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts)
  * as metrics named LCP, INP, CLS, FCP and TTFB, each with the landing page's name in its `page` property.
  */
 
-/**
- * Google's thresholds: a value up to `good` is good, above `poor` is poor, between needs improvement.
- * Milliseconds, except CLS (a score). https://web.dev/articles/vitals#core-web-vitals and
- * https://web.dev/articles/fcp, https://web.dev/articles/ttfb (the same as web-vitals' `*Thresholds`).
- */
-export const vitalThresholds: Record<WebVitalName, { good: number; poor: number }> = {
-  LCP: { good: 2500, poor: 4000 },
-  INP: { good: 200, poor: 500 },
-  CLS: { good: 0.1, poor: 0.25 },
-  FCP: { good: 1800, poor: 3000 },
-  TTFB: { good: 800, poor: 1800 },
-};
-
-export function rateVital(name: WebVitalName, value: number): VitalRating {
-  const { good, poor } = vitalThresholds[name];
-  return value <= good ? 'good' : value <= poor ? 'needs-improvement' : 'poor';
-}
-
 type ExperiencePage = Experience['pages'][number];
 type ExperienceBucket = Experience['trend'][number];
-
-const thresholdRows = webVitals
-  .map((name) => `('${name}', ${vitalThresholds[name].good}, ${vitalThresholds[name].poor})`)
-  .join(', ');
 
 // One scan for the table and the chart, over typed columns: the value and page are derived from the
 // envelope when the store loads a metric (store/row-layout.ts), never read from its JSON here (334 ms p95 over
@@ -57,11 +43,10 @@ const thresholdRows = webVitals
 // overall ones (one grouping each); the chart's give each bucket's p75 over every page. (One grouping of
 // both sets of rows by (name, page, bucket) and (name, bucket) cost a fourth more: it also grouped the
 // chart's rows a second time, for nothing.)
-const experienceSql = (seg: string) => `WITH t(name, good, poor) AS (VALUES ${thresholdRows}),
-w AS (
+const experienceSql = (seg: string) => `WITH w AS (
   SELECT i.name, (epoch_ms(i.time) - $5::BIGINT) // $6::BIGINT AS bucket, i.time >= $1 AND i.time < $2 AS in_period,
     i.metric_value AS value, coalesce(i.metric_page, '') AS page, t.good, t.poor
-  FROM items i JOIN t USING (name)
+  FROM items i JOIN ${vitalThresholdsSql} USING (name)
   WHERE i.type = 'metric' AND i.name IN (${webVitals.map((n) => `'${n}'`).join(', ')})
     AND i.time >= least($1, $3) AND i.time < greatest($2, $4) AND i.metric_value IS NOT NULL${seg}
 )
@@ -73,6 +58,56 @@ FROM w WHERE in_period GROUP BY GROUPING SETS ((name, page), (name))
 UNION ALL
 SELECT name, NULL, bucket::DOUBLE, 1, count(*)::DOUBLE, quantile_cont(value, 0.75), 0, 0
 FROM w WHERE bucket >= 0 AND bucket < $7::BIGINT GROUP BY name, bucket`;
+
+/** What the Experience panel estimates when it reads the sketches, and how closely. */
+export const EXPERIENCE_ESTIMATES: Experience['estimates'] = [durationEstimate('p75', VITAL_METHOD)];
+
+/**
+ * The same answer from the daily sketches (store/daily-sketch.ts), for a period of whole days [$1, $2)
+ * and the parts of a day at either end, [$3, $1) and [$2, $4), read from the items, and a chart of
+ * whole-day buckets from $7 to $8 (each $6 ms wide, the first starting at $5 ms): the counts, good and
+ * poor exact, the 75th percentiles estimated from the bins.
+ */
+const experienceSketchSql = `WITH ${sketchEdgeSql(
+  'metric',
+  `name, coalesce(metric_page, '') AS page, metric_value AS value`,
+)},
+e AS (SELECT edge.*, t.good, t.poor FROM edge JOIN ${vitalThresholdsSql} USING (name) WHERE value IS NOT NULL),
+counts AS (
+  SELECT name, page, GROUPING(page)::INTEGER AS all_pages, sum(n) AS n, sum(good) AS good, sum(poor) AS poor
+  FROM (
+    SELECT name, page, n, good, poor FROM ${VITAL_DAILY} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT name, page, 1, (value <= good)::BIGINT, (value > poor)::BIGINT FROM e
+  ) GROUP BY GROUPING SETS ((name, page), (name))
+),
+bins AS (
+  SELECT name, page, GROUPING(page)::INTEGER AS all_pages, bin, sum(n) AS n FROM (
+    SELECT name, page, bin, n FROM ${VITAL_DAILY_BINS} WHERE day >= $1 AND day < $2
+    UNION ALL SELECT name, page, ${binSql(vitalBinnedSql('name', 'value'))}, 1 FROM e
+  ) GROUP BY GROUPING SETS ((name, page, bin), (name, bin))
+),
+q AS (${binQuantilesSql('SELECT name, page, all_pages, bin, n FROM bins', 'name, page, all_pages', [0.75])}),
+chart AS (
+  SELECT name, (epoch_ms(day) - $5::BIGINT) // $6::BIGINT AS bucket, bin, sum(n) AS n
+  FROM ${VITAL_DAILY_BINS} WHERE day >= $7 AND day < $8 GROUP BY ALL
+),
+cq AS (${binQuantilesSql('SELECT name, bucket, bin, n FROM chart', 'name, bucket', [0.75])})
+SELECT counts.name, counts.page, NULL::DOUBLE AS bucket, counts.all_pages, counts.n::DOUBLE AS n,
+  ${vitalUnbinnedSql('counts.name', binValueSql('q.q75'))} AS p75, counts.good::DOUBLE AS good,
+  counts.poor::DOUBLE AS poor
+FROM counts JOIN q ON q.name = counts.name AND q.all_pages = counts.all_pages
+  AND q.page IS NOT DISTINCT FROM counts.page
+UNION ALL
+SELECT name, NULL, bucket::DOUBLE, 1, NULL, ${vitalUnbinnedSql('name', binValueSql('q75'))}, 0, 0 FROM cq`;
+
+/**
+ * The chart's buckets are whole UTC days (the 30-day range, or a long custom one) and the period holds
+ * whole days the sketches serve, with no segment: the sketches answer; else the items.
+ */
+function sketchServes(p: ReturnType<typeof period>, chart: ReturnType<typeof bucketedPeriod>, seg: string) {
+  const days = sketchDays(p, seg);
+  return days && chart.bucketMs % DAY === 0 && chart.from % DAY === 0 ? days : null;
+}
 
 /** The web vitals over the period: overall and per page (p75, shares), and p75 per chart bucket. */
 export async function queryExperience(reader: Pick<UsageReader, 'read'>, options: UsageOptions = {}) {
@@ -88,7 +123,17 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
     chart.bucketMs,
     buckets,
   ];
-  const rows = await reader.read(experienceSql(segmentSql(options, values, 'i.')), values);
+  const seg = segmentSql(options, values, 'i.');
+  const days = sketchServes(p, chart, seg);
+  const rows = days
+    ? await reader.read(experienceSketchSql, [
+        ...sketchValues(p, days),
+        chart.from,
+        chart.bucketMs,
+        ts(chart.from),
+        ts(chart.to),
+      ])
+    : await reader.read(experienceSql(seg), values);
   return shapeExperience(
     p,
     chart,
@@ -105,6 +150,7 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
         poor: num(r.poor),
       };
     }),
+    days ? EXPERIENCE_ESTIMATES : [],
   );
 }
 
@@ -127,6 +173,7 @@ export function shapeExperience(
   p: ReturnType<typeof period>,
   chart: ReturnType<typeof bucketedPeriod>,
   rows: readonly VitalRow[],
+  estimates: Experience['estimates'],
 ): Experience {
   const summary = (r: VitalRow): VitalSummary => {
     const { n: count, p75, good, poor } = r;
@@ -167,5 +214,6 @@ export function shapeExperience(
       .map(({ page, vitals }) => ({ page, vitals })),
     bucketMs: chart.bucketMs,
     trend,
+    estimates,
   };
 }

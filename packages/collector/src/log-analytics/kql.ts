@@ -8,7 +8,7 @@ import {
 } from '@gatehouse/api-contract';
 import { LIST_LIMIT } from '../analytics/sql.js';
 import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
-import { vitalThresholds } from '../analytics/experience.js';
+import { vitalThresholds } from '../analytics/vitals.js';
 
 /**
  * The usage dashboard's queries in KQL, over the Application Insights tables of a Log Analytics

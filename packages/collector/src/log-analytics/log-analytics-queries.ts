@@ -3,6 +3,7 @@ import {
   USER_ID,
   type CustomEvents,
   type Dependencies,
+  type Experience,
   type Pages,
   type TimeseriesBucket,
   type WebVitalName,
@@ -93,6 +94,7 @@ function kustoDistinct<F extends string>(field: F) {
 }
 const KUSTO_PAGE_ESTIMATES: Pages['estimates'] = [kustoDistinct('users'), kustoPercentile('p95DurationMs')];
 const KUSTO_EVENT_ESTIMATES: CustomEvents['estimates'] = [kustoDistinct('users'), kustoDistinct('sessions')];
+const KUSTO_EXPERIENCE_ESTIMATES: Experience['estimates'] = [kustoPercentile('p75')];
 const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
   kustoPercentile('p50DurationMs'),
   kustoPercentile('p95DurationMs'),
@@ -296,6 +298,7 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           good: num(r.goodCount),
           poor: num(r.poorCount),
         })),
+        KUSTO_EXPERIENCE_ESTIMATES,
       );
     },
 

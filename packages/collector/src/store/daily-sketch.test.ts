@@ -2,8 +2,10 @@ import { rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
-import { ts } from '../analytics/sql.js';
+import { bucketedPeriod, period, ts } from '../analytics/sql.js';
 import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
+import { EXPERIENCE_ESTIMATES, queryExperience } from '../analytics/experience.js';
+import { vitalThresholds } from '../analytics/vitals.js';
 import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
 import { PAGE_DAILY, USERS_ERROR } from './daily-sketch.js';
@@ -99,7 +101,90 @@ function views(seed: number): TelemetryItem[] {
   for (let i = 0; i < 300; i++) add('Exported', `u${i % 70}`, null, 'event', `x${i % 110}`);
   for (let i = 0; i < 20; i++) add(null, `u${i % 4}`, null, 'event');
   for (let i = 0; i < 3; i++) add('Secret event', 'sender', null, 'event');
+  // Web vitals, as the browser reports them (a metric named after the vital, the landing page in `page`).
+  const vital = (name: string, page: string | undefined, value: number, user: string) =>
+    items.push({
+      ...base,
+      type: 'metric' as const,
+      name,
+      userId: user,
+      sessionId: `s-${user}`,
+      durationMs: null,
+      time: TODAY - 5 * DAY + Math.floor(rand() * 5 * DAY),
+      envelope: JSON.stringify({
+        ...envelope,
+        seq: String(items.length),
+        data: {
+          baseType: 'MetricData',
+          baseData: { metrics: [{ name, value, count: 1 }], properties: page === undefined ? {} : { page } },
+        },
+      }),
+    });
+  for (let i = 0; i < 3_000; i++) vital('LCP', 'Home', 200 + rand() ** 2 * 6_000, `u${i % 700}`);
+  for (let i = 0; i < 1_000; i++) vital('CLS', 'Home', rand() ** 3 * 0.6, `u${i % 300}`);
+  for (let i = 0; i < 500; i++) vital('INP', 'Profile', Math.round(16 + rand() * 700), `u${i % 100}`);
+  for (let i = 0; i < 60; i++) vital('LCP', undefined, 1_000 + i * 50, `u${i % 7}`);
+  // Not a web vital: no sketch row.
+  for (let i = 0; i < 40; i++) vital('queue length', 'Home', i, `u${i % 7}`);
+  for (let i = 0; i < 4; i++) vital('LCP', 'Secret', 9_000, 'loner');
   return items;
+}
+
+const BIN_LN = Math.log(1.05);
+/** The middle of the bin holding a vital's `value` (CLS in thousandths), as daily-sketch.ts's binSql. */
+function binMiddle(name: string, value: number) {
+  const scale = name === 'CLS' ? 1000 : 1;
+  const bin = Math.floor(Math.log(1 + Math.max(value * scale, 0)) / BIN_LN);
+  return (Math.exp((bin + 0.5) * BIN_LN) - 1) / scale;
+}
+
+/**
+ * The 30-day Experience answer as of `now` (whole days from the sketches) agrees with the items: the
+ * counts and the good and poor shares exactly; each p75, overall, per page and per day of the chart, is
+ * the middle of the bin holding the value at its rank.
+ */
+async function expectVitalsWithinBounds(store: WritableStore, now: number) {
+  const answer = await queryExperience(store, { range: '30d', now });
+  expect(answer.estimates).toEqual(EXPERIENCE_ESTIMATES);
+  const p = period({ range: '30d', now });
+  const chart = bucketedPeriod({ range: '30d', now });
+  const truth = await store.read(
+    `SELECT name, coalesce(metric_page, '') AS page, GROUPING(page)::INTEGER AS all_pages, count(*)::DOUBLE AS n,
+       list_sort(list(metric_value)) AS values
+     FROM items WHERE type = 'metric' AND name IN ('LCP', 'INP', 'CLS', 'FCP', 'TTFB')
+       AND time >= $1 AND time < $2 GROUP BY GROUPING SETS ((name, page), (name))`,
+    [ts(p.from), ts(p.to)],
+  );
+  expect(truth.length).toBeGreaterThan(4);
+  const atRank = (values: number[]) => values[Math.ceil(0.75 * values.length) - 1]!;
+  for (const t of truth) {
+    const name = String(t.name) as 'LCP' | 'INP' | 'CLS';
+    const summary =
+      t.all_pages === 1 ? answer.overall[name] : answer.pages.find((x) => x.page === t.page)?.vitals[name];
+    const values = list(t.values);
+    const { good, poor } = vitalThresholds[name];
+    expect(summary).toMatchObject({
+      count: values.length,
+      good: values.filter((v) => v <= good).length / values.length,
+      poor: values.filter((v) => v > poor).length / values.length,
+    });
+    expect(summary!.p75! / binMiddle(name, atRank(values))).toBeCloseTo(1, 9);
+  }
+  const days = await store.read(
+    `SELECT name, ((epoch_ms(time) - $3::BIGINT) // ${DAY})::DOUBLE AS bucket, list_sort(list(metric_value)) AS values
+     FROM items WHERE type = 'metric' AND name IN ('LCP', 'INP', 'CLS', 'FCP', 'TTFB')
+       AND time >= $1 AND time < $2 GROUP BY ALL`,
+    [ts(chart.from), ts(chart.to), chart.from],
+  );
+  expect(answer.trend.filter((b) => b.p75.LCP !== null)).toHaveLength(
+    days.filter((d) => d.name === 'LCP').length,
+  );
+  for (const d of days) {
+    const name = String(d.name) as 'LCP' | 'INP' | 'CLS';
+    const p75 = answer.trend[Number(d.bucket)]!.p75[name];
+    expect(p75! / binMiddle(name, atRank(list(d.values)))).toBeCloseTo(1, 9);
+  }
+  return answer;
 }
 
 /** The Pages panel's figures straight from the items, exactly; the durations sorted, per page. */
@@ -194,6 +279,7 @@ async function expectWithinBounds(store: WritableStore, from: number, to: number
   }
   await expectCallsWithinBounds(store, from, to);
   await expectEventsWithinBounds(store, from, to);
+  await expectVitalsWithinBounds(store, to);
   return answer;
 }
 
@@ -243,6 +329,15 @@ it('answers a long period from the daily sketches: views and averages exact, use
   expect((await usage.dependencies({ ...between(FROM, TO), browser: 'Chrome' })).estimates).toEqual([]);
   const shortEvents = await queryCustomEvents(store, between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
   expect(shortEvents.estimates).toEqual([]);
+  // The web vitals: a week (6-hour buckets) or a segment reads the items, exactly.
+  for (const options of [
+    { range: '7d', now: TO },
+    { range: '30d', now: TO, browser: 'Chrome' },
+  ] as const)
+    expect((await queryExperience(store, options)).estimates).toEqual([]);
+  // The erased user's page is among the sketched ones before the erasure (the next test's).
+  const vitals = await expectVitalsWithinBounds(store, TO);
+  expect(vitals.pages.map((x) => x.page)).toEqual(expect.arrayContaining(['Home', 'Profile', '', 'Secret']));
   // The busy event's users and sessions are past linear counting: HyperLogLog's own estimate.
   const events = await queryCustomEvents(store, between(FROM, TO));
   expect(events.events[0]).toMatchObject({ name: 'Signed up' });
@@ -265,7 +360,7 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
 
   // Erased: the only user of a page takes it off the list, and their views off every count; the only
   // maker of a call, who viewed no page, takes it off the Calls panel.
-  expect(await store.erase('loner')).toBe(7);
+  expect(await store.erase('loner')).toBe(7 + 4);
   expect(await store.erase('caller')).toBe(5);
   expect(await store.erase('sender')).toBe(3);
   const afterErasure = await expectWithinBounds(store, FROM, TO);
@@ -274,6 +369,8 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   expect(callsAfter.dependencies.map((d) => d.name)).not.toContain('GET /secret');
   const eventsAfter = await queryCustomEvents(store, between(FROM, TO));
   expect(eventsAfter.events.map((e) => e.name)).not.toContain('Secret event');
+  const vitalsAfter = await queryExperience(store, { range: '30d', now: TO });
+  expect(vitalsAfter.pages.map((x) => x.page)).not.toContain('Secret');
 
   // Pruned inside a day: that day's sketches are computed again from what is left of it (read as a
   // whole day of the period here), the days before it gone.

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { vitalBinnedSql, vitalThresholds, vitalThresholdsSql } from '../analytics/vitals.js';
 import { inTransaction, tableExists } from './rollup.js';
 
 /*
@@ -27,6 +28,11 @@ import { inTransaction, tableExists } from './rollup.js';
  * - `call_daily_durations`: the durations in the same bins (keyed with callKeySql), for the median and
  *   the 95th percentile.
  *
+ * Per web vital (LCP, INP, CLS, FCP, TTFB) and landing page:
+ * - `vital_daily`: the values, the good ones and the poor ones (by vitals.ts's thresholds): exact, and
+ *   summed across days.
+ * - `vital_daily_bins`: the values in the same bins (CLS in thousandths), for the 75th percentile.
+ *
  * Kept as the hourly rollup is (rollup.ts): each load adds its rows (a day's page and register may
  * appear in several: every read sums or takes the max, which repeats do not change), a day's
  * compaction writes its rows again from its items (compact.ts), an erasure recomputes the days the
@@ -41,6 +47,8 @@ export const CALL_DAILY_DURATIONS = 'call_daily_durations';
 export const EVENT_DAILY = 'event_daily';
 export const EVENT_DAILY_USERS = 'event_daily_users';
 export const EVENT_DAILY_SESSIONS = 'event_daily_sessions';
+export const VITAL_DAILY = 'vital_daily';
+export const VITAL_DAILY_BINS = 'vital_daily_bins';
 const TABLES = [
   PAGE_DAILY,
   PAGE_DAILY_USERS,
@@ -50,6 +58,8 @@ const TABLES = [
   EVENT_DAILY,
   EVENT_DAILY_USERS,
   EVENT_DAILY_SESSIONS,
+  VITAL_DAILY,
+  VITAL_DAILY_BINS,
 ] as const;
 
 /** log2 of the HyperLogLog's registers. */
@@ -68,6 +78,7 @@ export const EVENT_DISTINCT_METHOD = hyperLogLogMethod('event');
 const binsMethod = (per: string) =>
   `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per ${per} and day`;
 export const DURATION_METHOD = binsMethod('page');
+export const VITAL_METHOD = `values counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per vital, page and day`;
 export const CALL_DURATION_METHOD = binsMethod('call');
 
 /** An estimated distinct count's entry in an answer's `estimates`. */
@@ -103,6 +114,10 @@ const tablesSql = [
     n BIGINT NOT NULL, failures BIGINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${CALL_DAILY_DURATIONS} (day TIMESTAMP NOT NULL, call UBIGINT NOT NULL,
     bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${VITAL_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    page VARCHAR NOT NULL, n BIGINT NOT NULL, good BIGINT NOT NULL, poor BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${VITAL_DAILY_BINS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    page VARCHAR NOT NULL, bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
 ];
 
 /** A page view's name as the Pages panel groups it. */
@@ -131,9 +146,10 @@ export const rankSql = (h: string) =>
 export const userHashSql = (userId: string) => `hash(hash(${userId}))`;
 /**
  * DuckDB's hash of a fixed text: kept with the sketches, so that a DuckDB whose hash differs (a new
- * version may change it) computes them again rather than merge registers of two hashes.
+ * version may change it) computes them again rather than merge registers of two hashes. The text holds
+ * the web vitals' thresholds, so that new thresholds count the good and poor values again too.
  */
-const HASH_CANARY_SQL = `SELECT ${userHashSql("'gatehouse'")} AS canary`;
+const HASH_CANARY_SQL = `SELECT ${userHashSql(`'gatehouse ${JSON.stringify(vitalThresholds)}'`)} AS canary`;
 const CANARY_TABLE = 'page_sketch_hash';
 /** A duration's bin, and a bin's middle value. */
 export const binSql = (ms: string) => `floor(ln(1 + greatest(${ms}, 0)) / ln(${BIN_RATIO}))::SMALLINT`;
@@ -199,6 +215,13 @@ export const sketchInsertSql = (source: string, where = '') => [
   `INSERT INTO ${CALL_DAILY_DURATIONS} SELECT date_trunc('day', time), ${callKeySql('target', 'name')},
     ${binSql('duration_ms')}, count(*) FROM ${source}
     WHERE type = 'dependency' AND duration_ms IS NOT NULL ${where} GROUP BY ALL`,
+  `INSERT INTO ${VITAL_DAILY} SELECT date_trunc('day', time), name, coalesce(metric_page, ''), count(*),
+    count(*) FILTER (WHERE metric_value <= t.good), count(*) FILTER (WHERE metric_value > t.poor)
+    FROM ${source} JOIN ${vitalThresholdsSql} USING (name)
+    WHERE type = 'metric' AND metric_value IS NOT NULL ${where} GROUP BY ALL`,
+  `INSERT INTO ${VITAL_DAILY_BINS} SELECT date_trunc('day', time), name, coalesce(metric_page, ''),
+    ${binSql(vitalBinnedSql('name', 'metric_value'))}, count(*) FROM ${source} JOIN ${vitalThresholdsSql} USING (name)
+    WHERE type = 'metric' AND metric_value IS NOT NULL ${where} GROUP BY ALL`,
 ];
 
 /** The days marked for recomputing (a temporary table of the connection). */
@@ -231,10 +254,10 @@ export const pruneSketchSql = [
   markDaysSql(`SELECT date_trunc('day', $1::TIMESTAMP)`),
 ];
 
-/** Before an erasure deletes one user's items ($1): the days of their page views, events and calls, to recompute after. */
+/** Before an erasure deletes one user's items ($1): the days of their page views, events, calls and metrics, to recompute after. */
 export const markErasedDaysSql = markDaysSql(
   `SELECT DISTINCT date_trunc('day', time) FROM items
-   WHERE type IN ('pageview', 'event', 'dependency') AND (auth_user_id = $1 OR user_id = $1)`,
+   WHERE type IN ('pageview', 'event', 'dependency', 'metric') AND (auth_user_id = $1 OR user_id = $1)`,
 );
 
 /**

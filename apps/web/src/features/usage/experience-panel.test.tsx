@@ -22,6 +22,7 @@ const data: Experience = {
     { start: '2026-11-22T22:00:00Z', p75: { LCP: 3500, INP: null, CLS: 0.3, FCP: null, TTFB: null } },
     { start: '2026-11-22T23:00:00Z', p75: { LCP: null, INP: null, CLS: null, FCP: null, TTFB: null } },
   ],
+  estimates: [],
 };
 const ready = (d: Experience) => ({ status: 'ready' as const, data: d, reload: vi.fn() });
 
@@ -41,6 +42,30 @@ describe('ExperiencePanel', () => {
     const details = screen.getByText('p75 of CLS: as a table').closest('details');
     const rows = within(details as HTMLElement).getAllByRole('row');
     expect(rows.map((row) => row.querySelector('td')?.textContent)).toEqual([undefined, '0.30', '—']);
+  });
+
+  it('marks the p75 as an estimate, with its bound, when the answer says it is one', () => {
+    const { rerender } = render(<ExperiencePanel query={ready(data)} />);
+    expect(
+      within(screen.getByTestId('vitals-table')).getByRole('columnheader', { name: 'p75' }),
+    ).toBeTruthy();
+    expect(screen.queryByText(/within .* of the value/)).toBeNull();
+    const estimates: Experience['estimates'] = [
+      {
+        field: 'p75',
+        kind: 'percentile',
+        error: 0.025,
+        errorOf: 'value',
+        method: 'values counted in bins 5 % wide per vital, page and day',
+      },
+    ];
+    rerender(<ExperiencePanel query={ready({ ...data, range: '30d', estimates })} />);
+    expect(
+      within(screen.getByTestId('vitals-table')).getByRole('columnheader', { name: '≈ p75' }),
+    ).toBeTruthy();
+    expect(screen.getByText(/values counted in bins 5 % wide per vital, page and day/).textContent).toMatch(
+      /p75.*within 2\.5\s?% of the value/,
+    );
   });
 
   it('says when nothing was recorded', () => {

@@ -1,5 +1,6 @@
 import type { ApiQuery } from '../../auth/use-api';
 import { DownloadCsv } from './download-csv';
+import { EstimatesNote, estimatedHeading } from './estimates-note';
 import { formatCount, formatMs, formatRate } from './format';
 import { LineChart, type ChartMark } from './line-chart';
 import { LongText } from './long-text';
@@ -66,7 +67,7 @@ export function ExperiencePanel({
               <thead>
                 <tr>
                   <th scope="col">Vital</th>
-                  <th scope="col">p75</th>
+                  <th scope="col">{estimatedHeading('p75', 'p75', data.estimates)}</th>
                   <th scope="col">Page loads rated</th>
                 </tr>
               </thead>
@@ -138,6 +139,7 @@ export function ExperiencePanel({
                 </tbody>
               </table>
             </div>
+            <EstimatesNote estimates={data.estimates} headings={{ p75: 'p75' }} />
             <DownloadCsv
               table="Web vitals per landing page"
               period={data}
