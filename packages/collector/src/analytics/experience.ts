@@ -101,12 +101,13 @@ UNION ALL
 SELECT name, NULL, bucket::DOUBLE, 1, NULL, ${vitalUnbinnedSql('name', binValueSql('q75'))}, 0, 0 FROM cq`;
 
 /**
- * The chart's buckets are whole UTC days (the 30-day range, or a long custom one) and the period holds
- * whole days the sketches serve, with no segment: the sketches answer; else the items.
+ * The chart's buckets are whole UTC days (the 30-day range, or a long custom one from midnight to
+ * midnight) and the period holds whole days the sketches serve, with no segment: the sketches answer;
+ * else the items.
  */
 function sketchServes(p: ReturnType<typeof period>, chart: ReturnType<typeof bucketedPeriod>, seg: string) {
   const days = sketchDays(p, seg);
-  return days && chart.bucketMs % DAY === 0 && chart.from % DAY === 0 ? days : null;
+  return days && chart.bucketMs % DAY === 0 && chart.from % DAY === 0 && chart.to % DAY === 0 ? days : null;
 }
 
 /** The web vitals over the period: overall and per page (p75, shares), and p75 per chart bucket. */

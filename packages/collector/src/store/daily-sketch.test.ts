@@ -329,12 +329,17 @@ it('answers a long period from the daily sketches: views and averages exact, use
   expect((await usage.dependencies({ ...between(FROM, TO), browser: 'Chrome' })).estimates).toEqual([]);
   const shortEvents = await queryCustomEvents(store, between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR));
   expect(shortEvents.estimates).toEqual([]);
-  // The web vitals: a week (6-hour buckets) or a segment reads the items, exactly.
+  // The web vitals: a week (6-hour buckets), a segment, or day-wide buckets the last of which is cut at
+  // noon read the items, exactly; midnight to midnight, the sketches.
   for (const options of [
     { range: '7d', now: TO },
     { range: '30d', now: TO, browser: 'Chrome' },
+    between(TODAY - 20 * DAY, TODAY - DAY + 12 * HOUR),
   ] as const)
     expect((await queryExperience(store, options)).estimates).toEqual([]);
+  expect((await queryExperience(store, between(TODAY - 20 * DAY, TODAY))).estimates).toEqual(
+    EXPERIENCE_ESTIMATES,
+  );
   // The erased user's page is among the sketched ones before the erasure (the next test's).
   const vitals = await expectVitalsWithinBounds(store, TO);
   expect(vitals.pages.map((x) => x.page)).toEqual(expect.arrayContaining(['Home', 'Profile', '', 'Secret']));
