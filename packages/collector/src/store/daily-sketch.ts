@@ -75,10 +75,10 @@ const hyperLogLogMethod = (per: string) =>
   `HyperLogLog with ${M.toLocaleString('en')} registers per ${per} and day`;
 export const USERS_METHOD = hyperLogLogMethod('page');
 export const EVENT_DISTINCT_METHOD = hyperLogLogMethod('event');
-const binsMethod = (per: string) =>
-  `durations counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per ${per} and day`;
+const binsMethod = (per: string, counted = 'durations') =>
+  `${counted} counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per ${per} and day`;
 export const DURATION_METHOD = binsMethod('page');
-export const VITAL_METHOD = `values counted in bins ${Math.round((BIN_RATIO - 1) * 100)} % wide per vital, page and day`;
+export const VITAL_METHOD = binsMethod('vital, page', 'values');
 export const CALL_DURATION_METHOD = binsMethod('call');
 
 /** An estimated distinct count's entry in an answer's `estimates`. */
