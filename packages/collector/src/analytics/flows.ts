@@ -1,34 +1,48 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { UserFlows } from '@gatehouse/api-contract';
-import { describePeriod, num, period, segmentSql, ts, type UsageOptions, type UsageReader } from './sql.js';
+import { FLOW_DAILY, flowContextsSql } from '../store/daily-sketch.js';
+import {
+  describePeriod,
+  num,
+  period,
+  segmentSql,
+  sketchDays,
+  sketchValues,
+  type UsageOptions,
+  type UsageReader,
+} from './sql.js';
 
 /** Most paths each way the answer lists. */
 export const FLOW_PATHS_LIMIT = 10;
 
 /**
- * User flows around one page: within each session of the period that viewed it, the page views in time
- * order, and for each view of the page the one or two before and after it. Only the sessions that viewed
- * the page are windowed (typed columns only). $1, $2 the period, $3 the page's name.
+ * User flows around one page (ADR 0075): within each session's named page views of one UTC day, in time
+ * order, for each view of the page the one or two before and after it. Over the whole days of a long
+ * period the daily sketches count them (flow_daily); the parts of a day at either end, and any period
+ * with a segment or under two whole days, are windowed from the items: only the sessions that viewed
+ * the page. sketchValues' parameters ($1, $2 the whole days, none when firstDay = lastDay = the end;
+ * $3, $4 the period), then $5 the page's name.
  */
-const flowsSql = (seg: string) => `WITH v AS (
-  SELECT name,
-    lag(name, 2) OVER w AS p2, lag(name, 1) OVER w AS p1, lead(name, 1) OVER w AS n1, lead(name, 2) OVER w AS n2
-  FROM items
-  WHERE type = 'pageview' AND time >= $1 AND time < $2 AND name IS NOT NULL${seg}
-    AND session_id IN (
-      SELECT session_id FROM items
-      WHERE type = 'pageview' AND time >= $1 AND time < $2 AND name = $3 AND session_id IS NOT NULL${seg}
-    )
-  WINDOW w AS (PARTITION BY session_id ORDER BY time, rowid)
-),
-here AS (SELECT * FROM v WHERE name = $3)
-SELECT 'views' AS way, NULL AS a, NULL AS b, count(*)::DOUBLE AS n FROM here
-UNION ALL SELECT 'entries', NULL, NULL, count(*) FILTER (WHERE p1 IS NULL)::DOUBLE FROM here
-UNION ALL SELECT 'exits', NULL, NULL, count(*) FILTER (WHERE n1 IS NULL)::DOUBLE FROM here
-UNION ALL (SELECT 'next1', n1, NULL, count(*)::DOUBLE AS n FROM here WHERE n1 IS NOT NULL GROUP BY n1 ORDER BY n DESC, n1 LIMIT ${FLOW_PATHS_LIMIT})
-UNION ALL (SELECT 'next2', n1, n2, count(*)::DOUBLE AS n FROM here WHERE n2 IS NOT NULL GROUP BY n1, n2 ORDER BY n DESC, n1, n2 LIMIT ${FLOW_PATHS_LIMIT})
-UNION ALL (SELECT 'previous1', p1, NULL, count(*)::DOUBLE AS n FROM here WHERE p1 IS NOT NULL GROUP BY p1 ORDER BY n DESC, p1 LIMIT ${FLOW_PATHS_LIMIT})
-UNION ALL (SELECT 'previous2', p2, p1, count(*)::DOUBLE AS n FROM here WHERE p2 IS NOT NULL GROUP BY p2, p1 ORDER BY n DESC, p2, p1 LIMIT ${FLOW_PATHS_LIMIT})`;
+const flowsSql = (seg: string) => {
+  const rows = (from: string, to: string) => `SELECT session_id, time, name FROM items
+    WHERE type = 'pageview' AND time >= ${from} AND time < ${to} AND name IS NOT NULL AND session_id IS NOT NULL${seg}`;
+  return `WITH pv AS MATERIALIZED (${rows('$3', '$1')} UNION ALL ${rows('$2', '$4')}),
+here AS (SELECT * FROM (${flowContextsSql('(SELECT * FROM pv WHERE session_id IN (SELECT session_id FROM pv WHERE name = $5))')}) WHERE name = $5),
+f AS MATERIALIZED (
+  SELECT forward, a, b, sum(n) AS n FROM (
+    SELECT forward, a, b, n FROM ${FLOW_DAILY} WHERE name = $5 AND day >= $1 AND day < $2
+    UNION ALL SELECT true, n1, n2, 1 FROM here
+    UNION ALL SELECT false, p1, p2, 1 FROM here
+  ) GROUP BY ALL HAVING sum(n) <> 0
+)
+SELECT 'views' AS way, NULL AS a, NULL AS b, sum(n)::DOUBLE AS n FROM f WHERE forward
+UNION ALL SELECT 'entries', NULL, NULL, sum(n) FILTER (WHERE a IS NULL)::DOUBLE FROM f WHERE NOT forward
+UNION ALL SELECT 'exits', NULL, NULL, sum(n) FILTER (WHERE a IS NULL)::DOUBLE FROM f WHERE forward
+UNION ALL (SELECT 'next1', a, NULL, sum(n)::DOUBLE AS n FROM f WHERE forward AND a IS NOT NULL GROUP BY a ORDER BY n DESC, a LIMIT ${FLOW_PATHS_LIMIT})
+UNION ALL (SELECT 'next2', a, b, sum(n)::DOUBLE AS n FROM f WHERE forward AND b IS NOT NULL GROUP BY a, b ORDER BY n DESC, a, b LIMIT ${FLOW_PATHS_LIMIT})
+UNION ALL (SELECT 'previous1', a, NULL, sum(n)::DOUBLE AS n FROM f WHERE NOT forward AND a IS NOT NULL GROUP BY a ORDER BY n DESC, a LIMIT ${FLOW_PATHS_LIMIT})
+UNION ALL (SELECT 'previous2', b, a, sum(n)::DOUBLE AS n FROM f WHERE NOT forward AND b IS NOT NULL GROUP BY b, a ORDER BY n DESC, b, a LIMIT ${FLOW_PATHS_LIMIT})`;
+};
 
 type Way = 'next1' | 'next2' | 'previous1' | 'previous2';
 const WAYS: Way[] = ['next1', 'next2', 'previous1', 'previous2'];
@@ -41,8 +55,12 @@ export async function queryUserFlows(
 ): Promise<UserFlows> {
   if (!page) throw new RangeError('User flows start from a page');
   const p = period(options);
-  const values: DuckDBValue[] = [ts(p.from), ts(p.to), page];
-  const rows = await reader.read(flowsSql(segmentSql(options, values)), values);
+  // With no whole days from the sketches, the items' first part is the whole period, the second empty.
+  const values: DuckDBValue[] = [...sketchValues(p, { firstDay: p.to, lastDay: p.to }), page];
+  const seg = segmentSql(options, values);
+  const days = sketchDays(p, seg);
+  if (days) values.splice(0, 4, ...sketchValues(p, days));
+  const rows = await reader.read(flowsSql(seg), values);
   const total = (way: string) => num(rows.find((r) => r.way === way)?.n);
   const paths = (way: Way) =>
     rows

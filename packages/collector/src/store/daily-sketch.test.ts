@@ -5,6 +5,7 @@ import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { bucketedPeriod, period, ts } from '../analytics/sql.js';
 import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
 import { EXPERIENCE_ESTIMATES, queryExperience } from '../analytics/experience.js';
+import { FLOW_PATHS_LIMIT, queryUserFlows } from '../analytics/flows.js';
 import { vitalThresholds } from '../analytics/vitals.js';
 import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
@@ -262,6 +263,57 @@ async function expectCallsWithinBounds(store: WritableStore, from: number, to: n
   return answer;
 }
 
+/**
+ * The User flows around each page over [from, to) are the page views' own, counted here one by one: per
+ * session and UTC day, in time order (then by name), each view of the page with the pages before and
+ * after it. Every count exact; the paths listed are the most common (any left out counts no more than
+ * the least listed).
+ */
+async function expectFlowsExact(store: WritableStore, from: number, to: number) {
+  const rows = await store.read(
+    `SELECT session_id, epoch_ms(time)::DOUBLE AS t, name FROM items
+     WHERE type = 'pageview' AND name IS NOT NULL AND session_id IS NOT NULL AND time >= $1 AND time < $2`,
+    [ts(from), ts(to)],
+  );
+  const visits = new Map<string, { t: number; name: string }[]>();
+  for (const r of rows) {
+    const key = `${String(r.session_id)}\n${Math.floor(Number(r.t) / DAY)}`;
+    if (!visits.has(key)) visits.set(key, []);
+    visits.get(key)!.push({ t: Number(r.t), name: String(r.name) });
+  }
+  const sequences = [...visits.values()].map((visit) =>
+    visit.sort((x, y) => x.t - y.t || (x.name < y.name ? -1 : x.name > y.name ? 1 : 0)).map((v) => v.name),
+  );
+  for (const page of ['Home', 'Profile', 'Usage']) {
+    const counts = { views: 0, entries: 0, exits: 0 };
+    const ways = { next1: [1], next2: [1, 2], previous1: [-1], previous2: [-2, -1] } as const;
+    const truth = Object.fromEntries(Object.keys(ways).map((way) => [way, new Map<string, number>()]));
+    for (const names of sequences)
+      names.forEach((name, i) => {
+        if (name !== page) return;
+        counts.views++;
+        if (i === 0) counts.entries++;
+        if (i === names.length - 1) counts.exits++;
+        for (const [way, steps] of Object.entries(ways)) {
+          const path = steps.map((step) => names[i + step]);
+          if (path.some((p) => p === undefined)) continue;
+          const key = path.join('\n');
+          truth[way]!.set(key, (truth[way]!.get(key) ?? 0) + 1);
+        }
+      });
+    const answer = await queryUserFlows(store, page, between(from, to));
+    expect(answer).toMatchObject(counts);
+    for (const way of Object.keys(ways) as (keyof typeof ways)[]) {
+      const listed = answer[way];
+      expect(listed).toHaveLength(Math.min(FLOW_PATHS_LIMIT, truth[way]!.size));
+      for (const path of listed) expect(path.count).toBe(truth[way]!.get(path.pages.join('\n')));
+      const least = Math.min(...listed.map((path) => path.count));
+      const keys = new Set(listed.map((path) => path.pages.join('\n')));
+      for (const [key, n] of truth[way]!) if (!keys.has(key)) expect(n).toBeLessThanOrEqual(least);
+    }
+  }
+}
+
 /** The sketched answer agrees with the items: views and averages exactly, users and p95 within bounds. */
 async function expectWithinBounds(store: WritableStore, from: number, to: number) {
   const usage = createUsageQueries(store);
@@ -280,6 +332,7 @@ async function expectWithinBounds(store: WritableStore, from: number, to: number
   await expectCallsWithinBounds(store, from, to);
   await expectEventsWithinBounds(store, from, to);
   await expectVitalsWithinBounds(store, to);
+  await expectFlowsExact(store, from, to);
   return answer;
 }
 
@@ -422,6 +475,7 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   await alter('UPDATE page_sketch_hash SET canary = 0; DELETE FROM page_daily_users');
   const rehashed = await openWritableStore(dataDir);
   expect(figures(await createUsageQueries(rehashed).pages(between(FROM, TO)))).toEqual(before);
+  await expectFlowsExact(rehashed, FROM, TO);
   await rehashed.close();
   // An older store: no sketches at all until it is opened.
   await alter(

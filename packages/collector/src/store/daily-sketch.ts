@@ -33,6 +33,14 @@ import { inTransaction, tableExists } from './rollup.js';
  *   summed across days.
  * - `vital_daily_bins`: the values in the same bins (CLS in thousandths), for the 75th percentile.
  *
+ * Per page name, the user flows around it (ADR 0075), within each session's named page views of one UTC day:
+ * - `flow_daily`: the views of the page by the one and two pages after them (`forward`, `a` then `b`;
+ *   NULL where the session's day ends: an exit) and by the one and two before them (`a` then `b` going
+ *   back; NULL where it begins: an entry); exact, and summed across days. A load changes the neighbours
+ *   of the views already stored for the sessions it brings views of (one that arrives late goes between
+ *   two), so a load does not add its own rows: it adds the difference it makes to those sessions' days,
+ *   minus what they counted before and plus what they count now (flowLoadSql).
+ *
  * Kept as the hourly rollup is (rollup.ts): each load adds its rows (a day's page and register may
  * appear in several: every read sums or takes the max, which repeats do not change), a day's
  * compaction writes its rows again from its items (compact.ts), an erasure recomputes the days the
@@ -49,6 +57,7 @@ export const EVENT_DAILY_USERS = 'event_daily_users';
 export const EVENT_DAILY_SESSIONS = 'event_daily_sessions';
 export const VITAL_DAILY = 'vital_daily';
 export const VITAL_DAILY_BINS = 'vital_daily_bins';
+export const FLOW_DAILY = 'flow_daily';
 const TABLES = [
   PAGE_DAILY,
   PAGE_DAILY_USERS,
@@ -60,6 +69,7 @@ const TABLES = [
   EVENT_DAILY_SESSIONS,
   VITAL_DAILY,
   VITAL_DAILY_BINS,
+  FLOW_DAILY,
 ] as const;
 
 /** log2 of the HyperLogLog's registers. */
@@ -118,6 +128,8 @@ const tablesSql = [
     page VARCHAR NOT NULL, n BIGINT NOT NULL, good BIGINT NOT NULL, poor BIGINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ${VITAL_DAILY_BINS} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
     page VARCHAR NOT NULL, bin SMALLINT NOT NULL, n BIGINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${FLOW_DAILY} (day TIMESTAMP NOT NULL, name VARCHAR NOT NULL,
+    forward BOOLEAN NOT NULL, a VARCHAR, b VARCHAR, n BIGINT NOT NULL)`,
 ];
 
 /** A page view's name as the Pages panel groups it. */
@@ -224,6 +236,50 @@ export const sketchInsertSql = (source: string, where = '') => [
     WHERE type = 'metric' AND metric_value IS NOT NULL ${where} GROUP BY ALL`,
 ];
 
+/**
+ * The user flows' contexts of the page views in `rows` (a relation of session_id, time and name, the
+ * named page views of sessions): each view's day and name, the two names before it (p2, p1) and the two
+ * after (n1, n2) within its session's views of that UTC day, in time order (the name breaking a tie, so
+ * the order is the same however the rows are stored). The Flows query reads the items' through this too.
+ */
+export const flowContextsSql = (rows: string) => `SELECT date_trunc('day', time) AS day, name,
+    lag(name, 2) OVER w AS p2, lag(name, 1) OVER w AS p1, lead(name, 1) OVER w AS n1, lead(name, 2) OVER w AS n2
+  FROM ${rows} WINDOW w AS (PARTITION BY session_id, date_trunc('day', time) ORDER BY time, name)`;
+
+/** The named page views of sessions in `source` matching `where`, as flowContextsSql takes them. */
+const flowRowsSql = (source: string, where = '') => `SELECT session_id, time, name FROM ${source}
+    WHERE type = 'pageview' AND name IS NOT NULL AND session_id IS NOT NULL ${where}`;
+
+/** flow_daily's rows of the contexts `v` (flowContextsSql's), each counted `sign` times. */
+const flowCountsSql = (v: string, sign: 1 | -1) =>
+  `SELECT day, name, true, n1, n2, ${sign} * count(*) FROM ${v} GROUP BY ALL
+   UNION ALL SELECT day, name, false, p1, p2, ${sign} * count(*) FROM ${v} GROUP BY ALL`;
+
+/** The flow_daily rows of the items matching `where`, computed whole (for days no other rows count). */
+const flowInsertSql = (where = '') => `INSERT INTO ${FLOW_DAILY}
+  WITH v AS MATERIALIZED (${flowContextsSql(`(${flowRowsSql('items', where)})`)})
+  ${flowCountsSql('v', 1)}`;
+
+/**
+ * A load's change to flow_daily, run before its rows (in `stage`) go into the items: the contexts of
+ * every view the items hold of the sessions the load brings page views of, on the days it brings them
+ * for, counted out, and counted in again with the load's own; only what differs is written. (A session's
+ * views on a day the load has none for count out and in alike, so they write nothing.)
+ */
+export const flowLoadSql = (stage: string) => `INSERT INTO ${FLOW_DAILY}
+  WITH t AS MATERIALIZED (SELECT DISTINCT session_id, date_trunc('day', time) AS day FROM (${flowRowsSql(stage)})),
+  old AS MATERIALIZED (${flowRowsSql(
+    'items',
+    `AND time >= (SELECT min(day) FROM t) AND time < (SELECT max(day) FROM t) + INTERVAL 1 DAY
+     AND session_id IN (SELECT session_id FROM t)`,
+  )}),
+  before AS MATERIALIZED (${flowContextsSql('old')}),
+  after AS MATERIALIZED (${flowContextsSql(`(SELECT * FROM old UNION ALL ${flowRowsSql(stage)})`)})
+  SELECT day, name, forward, a, b, sum(n) FROM (
+    SELECT * FROM (${flowCountsSql('before', -1)}) AS c(day, name, forward, a, b, n)
+    UNION ALL SELECT * FROM (${flowCountsSql('after', 1)}) AS c(day, name, forward, a, b, n)
+  ) GROUP BY ALL HAVING sum(n) <> 0`;
+
 /** The days marked for recomputing (a temporary table of the connection). */
 const MARKED = 'sketch_days';
 
@@ -234,14 +290,13 @@ const MARKED = 'sketch_days';
 export const markDaysSql = (select: string) => `CREATE OR REPLACE TEMP TABLE ${MARKED} AS ${select}`;
 
 /** Recomputes the marked days' sketch rows from the items they hold now, then forgets the marks. */
+const MARKED_ITEMS = `AND time >= (SELECT min(d) FROM ${MARKED} AS m(d))
+     AND time < (SELECT max(d) FROM ${MARKED} AS m(d)) + INTERVAL 1 DAY
+     AND date_trunc('day', time) IN (SELECT * FROM ${MARKED})`;
 export const recomputeMarkedSql = [
   ...TABLES.map((t) => `DELETE FROM ${t} WHERE day IN (SELECT * FROM ${MARKED})`),
-  ...sketchInsertSql(
-    'items',
-    `AND time >= (SELECT min(d) FROM ${MARKED} AS m(d))
-     AND time < (SELECT max(d) FROM ${MARKED} AS m(d)) + INTERVAL 1 DAY
-     AND date_trunc('day', time) IN (SELECT * FROM ${MARKED})`,
-  ),
+  ...sketchInsertSql('items', MARKED_ITEMS),
+  flowInsertSql(MARKED_ITEMS),
   `DROP TABLE ${MARKED}`,
 ];
 
@@ -278,6 +333,7 @@ export async function addDailySketches(writer: DuckDBConnection): Promise<void> 
     ...[...TABLES, CANARY_TABLE].map((table) => `DROP TABLE IF EXISTS ${table}`),
     ...tablesSql,
     ...sketchInsertSql('items'),
+    flowInsertSql(),
     `CREATE TABLE ${CANARY_TABLE} AS ${HASH_CANARY_SQL}`,
   ]);
 }

@@ -6,7 +6,7 @@ import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
 import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
 import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
-import { sketchInsertSql } from './daily-sketch.js';
+import { flowLoadSql, sketchInsertSql } from './daily-sketch.js';
 
 /*
  * Loading the journal into DuckDB: runs of packed rows bound as one BLOB to an INSERT that splits
@@ -85,6 +85,8 @@ const stageSql = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE} (${[...rowLayout, ...
   .map((c) => `${c.column} ${c.sql}`)
   .join(', ')})`;
 const stageToItems = [
+  // Before the rows go in: it reads the items as they were (daily-sketch.ts).
+  flowLoadSql(STAGE),
   `INSERT INTO items (${itemColumns.join(', ')}) SELECT * FROM ${STAGE}`,
   rollupInsertSql(STAGE),
   sourcesInsertSql(STAGE),

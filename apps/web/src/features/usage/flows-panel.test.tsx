@@ -34,7 +34,10 @@ describe('FlowsPanel', () => {
     fireEvent.change(screen.getByLabelText('Page'), { target: { value: ' Profile & more ' } });
     fireEvent.click(screen.getByRole('button', { name: 'Show the flows' }));
     expect(asked.at(-1)).toBe('/api/usage/flows?range=24h&page=Profile%20%26%20more');
-    expect(screen.getByTestId('flows-summary').textContent).toBe('5 views: 1 began a session, 2 ended one.');
+    expect(screen.getByTestId('flows-summary').textContent).toBe(
+      '5 views: 1 began a session\u2019s day, 2 ended one.',
+    );
+    expect(screen.getByTestId('flows-scope').textContent).toContain('one UTC day');
     const rows = (id: string) =>
       within(screen.getByTestId(id))
         .getAllByRole('row')

@@ -75,8 +75,12 @@ function FlowsResult({
       {(data) => (
         <>
           <p data-testid="flows-summary">
-            {formatCount(data.views)} views: {formatCount(data.entries)} began a session,{' '}
+            {formatCount(data.views)} views: {formatCount(data.entries)} began a session&rsquo;s day,{' '}
             {formatCount(data.exits)} ended one.
+          </p>
+          <p className="muted" data-testid="flows-scope">
+            Paths within each session&rsquo;s page views of one UTC day: a session still open at midnight UTC
+            counts as two.
           </p>
           <div className="flows">
             <PathsTable
