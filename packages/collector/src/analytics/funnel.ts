@@ -11,6 +11,8 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
+import { EVENT_DAILY, PAGE_DAILY } from '../store/daily-sketch.js';
+import { nameKeySql } from '../store/row-layout.js';
 
 export interface FunnelStepResult extends FunnelStep {
   /** Distinct users with a session that reached this step after the ones before it, in order. */
@@ -27,21 +29,25 @@ function checkSteps(steps: FunnelStep[]): void {
   if (problem) throw new RangeError(problem);
 }
 
+const stepType = (step: FunnelStep) => (step.kind === 'page' ? 'pageview' : 'event');
+
 /**
  * Per session, each step is the first matching item after the previous step's (greedy, as the usual
- * funnel); a session stops at the first step it never reaches. Typed columns only. Parameters: $1, $2 the
- * period, then each step's name.
+ * funnel); a session stops at the first step it never reaches. Typed columns only: the steps' items are
+ * found by their name_key (row-layout.ts), an integer, unless `byName` (two names share a key). Parameters:
+ * $1, $2 the period, then each step's name.
  */
-function funnelSql(steps: FunnelStep[], seg: string): string {
-  const match = (step: FunnelStep, i: number) =>
-    `type = '${step.kind === 'page' ? 'pageview' : 'event'}' AND name = $${i + 3}`;
+function funnelSql(steps: FunnelStep[], seg: string, byName: boolean): string {
+  const key = (step: FunnelStep, i: number) => nameKeySql(`'${stepType(step)}'`, `$${i + 3}::VARCHAR`);
+  const match = (step: FunnelStep, i: number, m = '') =>
+    byName ? `${m}type = '${stepType(step)}' AND ${m}name = $${i + 3}` : `${m}name_key = ${key(step, i)}`;
   const ctes = steps.map((step, i) =>
     i === 0
       ? `s0 AS (SELECT session_id, arg_min(user_id, time) AS user_id, min(time) AS t FROM m
   WHERE ${match(step, i)} GROUP BY session_id)`
       : `s${i} AS (SELECT m.session_id, min(m.time) AS t, any_value(p.t) AS before FROM m
   JOIN s${i - 1} p ON m.session_id = p.session_id AND m.time > p.t
-  WHERE ${match(step, i).replaceAll('type', 'm.type').replaceAll('name =', 'm.name =')} GROUP BY m.session_id)`,
+  WHERE ${match(step, i, 'm.')} GROUP BY m.session_id)`,
   );
   const selects = steps.map((_, i) =>
     i === 0
@@ -49,13 +55,29 @@ function funnelSql(steps: FunnelStep[], seg: string): string {
       : `SELECT ${i}, count(DISTINCT s0.user_id)::DOUBLE,
   median(epoch_ms(s${i}.t) - epoch_ms(s${i}.before))::DOUBLE FROM s${i} JOIN s0 USING (session_id)`,
   );
+  const items = byName
+    ? `type IN ('pageview', 'event') AND name IN (${steps.map((_, i) => `$${i + 3}`).join(', ')})`
+    : `name_key IN (${steps.map(key).join(', ')})`;
   return `WITH m AS (
-  SELECT session_id, user_id, type, name, time FROM items
-  WHERE time >= $1 AND time < $2 AND session_id IS NOT NULL AND type IN ('pageview', 'event')${seg}
-    AND name IN (${steps.map((_, i) => `$${i + 3}`).join(', ')})
+  SELECT session_id, user_id, ${byName ? 'type, name' : 'name_key'}, time FROM items
+  WHERE time >= $1 AND time < $2 AND session_id IS NOT NULL AND ${items}${seg}
 ),
 ${ctes.join(',\n')}
 ${selects.join('\nUNION ALL ')}`;
+}
+
+/**
+ * Whether another page or event name has the key of one of the steps (a hash collision: never seen, but
+ * possible), from every name the store holds (the daily sketches list them; a missing name is NULL in
+ * items and '' there, so both are tried). Parameters: each step's name.
+ */
+function sharedKeySql(steps: FunnelStep[]): string {
+  const names = `SELECT 'pageview' AS type, name FROM ${PAGE_DAILY} UNION ALL SELECT 'event', name FROM ${EVENT_DAILY}
+    UNION ALL SELECT * FROM (VALUES ('pageview', NULL), ('event', NULL))`;
+  const keys = steps.map((step, i) => nameKeySql(`'${stepType(step)}'`, `$${i + 1}::VARCHAR`));
+  const own = steps.map((step, i) => `(type = '${stepType(step)}' AND name IS NOT DISTINCT FROM $${i + 1})`);
+  return `SELECT count(*) AS n FROM (${names}) AS all_names(type, name)
+    WHERE ${nameKeySql('type', 'name')} IN (${keys.join(', ')}) AND NOT (${own.join(' OR ')})`;
 }
 
 /** How many users went through `steps` in order within a session, over the period. */
@@ -66,8 +88,10 @@ export async function queryFunnel(
 ): Promise<Period & { steps: FunnelStepResult[] }> {
   checkSteps(steps);
   const p = period(options);
-  const values: DuckDBValue[] = [ts(p.from), ts(p.to), ...steps.map((s) => s.name)];
-  const rows = await reader.read(funnelSql(steps, segmentSql(options, values)), values);
+  const names = steps.map((s) => s.name);
+  const [shared] = await reader.read(sharedKeySql(steps), names);
+  const values: DuckDBValue[] = [ts(p.from), ts(p.to), ...names];
+  const rows = await reader.read(funnelSql(steps, segmentSql(options, values), num(shared?.n) > 0), values);
   const byStep = new Map(rows.map((r) => [num(r.step), r]));
   let previous = 0;
   return {

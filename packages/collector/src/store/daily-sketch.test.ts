@@ -6,6 +6,7 @@ import { bucketedPeriod, period, ts } from '../analytics/sql.js';
 import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
 import { EXPERIENCE_ESTIMATES, queryExperience } from '../analytics/experience.js';
 import { FLOW_PATHS_LIMIT, queryUserFlows } from '../analytics/flows.js';
+import { queryFunnel } from '../analytics/funnel.js';
 import { vitalThresholds } from '../analytics/vitals.js';
 import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
@@ -495,4 +496,60 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   await expectCallsWithinBounds(upgraded, FROM, TO);
   await expectEventsWithinBounds(upgraded, FROM, TO);
   await upgraded.close();
+}, 60_000);
+
+it("finds a funnel's steps by their name key as by their names, and keys computed again when DuckDB's hash changes", async () => {
+  const { dataDir, store } = await opened();
+  await appendInLoads(store, views(3));
+  const funnels = [
+    // Pages; and a custom event twice (its users send it in several sessions).
+    [
+      { kind: 'page', name: 'Profile' },
+      { kind: 'page', name: 'Usage' },
+      { kind: 'page', name: 'Home' },
+    ],
+    [
+      { kind: 'event', name: 'Signed up' },
+      { kind: 'event', name: 'Signed up' },
+    ],
+  ] as const;
+  const period = between(FROM, TO);
+  const sql: string[] = [];
+  const keyed = [];
+  for (const steps of funnels) {
+    const answer = await queryFunnel(
+      { read: (text, values) => (sql.push(text), store.read(text, values)) },
+      [...steps],
+      period,
+    );
+    expect(sql.at(-1)).toContain('name_key IN');
+    for (const step of answer.steps) expect(step.users).toBeGreaterThan(0);
+    // Were two names to share a key, the steps are found by their names: the same answer.
+    const byName = await queryFunnel(
+      {
+        read: (text, values) => {
+          sql.push(text);
+          return text.includes('all_names') ? Promise.resolve([{ n: 1 }]) : store.read(text, values);
+        },
+      },
+      [...steps],
+      period,
+    );
+    expect(sql.at(-1)).not.toContain('name_key');
+    expect(byName).toEqual(answer);
+    keyed.push(answer);
+  }
+  await store.close();
+
+  // A DuckDB that hashes otherwise: its canary differs, and the keys are computed again when it opens.
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const raw = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await raw.connect();
+  await c.run('UPDATE name_key_hash SET canary = 0; UPDATE items SET name_key = 1');
+  c.closeSync();
+  raw.closeSync();
+  const reopened = await openWritableStore(dataDir);
+  for (const [i, steps] of funnels.entries())
+    expect(await queryFunnel(reopened, [...steps], period)).toEqual(keyed[i]);
+  await reopened.close();
 }, 60_000);

@@ -96,7 +96,25 @@ export const derivedColumns = [
     // (Each host's regular expression once: NULL when none or the page's own, then ''.)
     value: (text: string) => `coalesce(nullif(${hostSql(text)}, coalesce(${hostSql('url')}, '')), '')`,
   },
+  // A page view's or custom event's type and name as one integer (DuckDB's hash), so a query for a few
+  // named ones (the funnel's steps) filters an integer column instead of comparing text on every row:
+  // measured at 10 M items, 30 days, 147 ms → 46 ms for the scan (docs/performance/usage.md, section 15).
+  // Read through nameKeySql; store.ts computes it again if DuckDB's hash changes.
+  {
+    column: 'name_key',
+    sql: 'UBIGINT',
+    type: null,
+    json: null,
+    cast: null,
+    value: () => NAME_KEY_SQL,
+  },
 ] as const;
+
+/** A page view's or custom event's key (name_key) of its `type` and `name` (SQL expressions). */
+export const nameKeySql = (type: string, name: string) => `hash(${type}, ${name})`;
+
+/** name_key's value, from the columns `type` and `name` in scope. */
+export const NAME_KEY_SQL = `CASE WHEN type IN ('pageview', 'event') THEN ${nameKeySql('type', 'name')} END`;
 
 /**
  * The lower-cased host of the absolute URL `text` (an SQL expression), without user info or port; NULL
@@ -106,8 +124,9 @@ function hostSql(text: string): string {
   return `nullif(lower(regexp_extract(${text}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1)), '')`;
 }
 
-/** A derived column's value, from the columns `type` and `envelope` in scope. */
+/** A derived column's value, from the columns `type` and `envelope` (or `name`) in scope. */
 export function derivedSql(column: (typeof derivedColumns)[number]): string {
+  if (column.json === null) return column.value();
   const text = `try(json_extract_string(envelope, ${column.json}))`;
   const value = column.value
     ? column.value(text)

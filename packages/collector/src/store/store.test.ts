@@ -213,6 +213,14 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
       'SELECT type, metric_value, metric_page, browser, device_type, roles FROM items ORDER BY rowid',
     )
   ).getRows();
+  // Each page view's name key, backfilled and loaded alike (the funnel finds its steps by it).
+  const keys = (
+    await r.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE name_key = hash(type, name))::INTEGER,
+         count(*) FILTER (WHERE name_key IS NOT NULL)::INTEGER FROM items`,
+    )
+  ).getRows();
+  expect(keys).toEqual([[1, 1]]);
   r.closeSync();
   reopened.closeSync();
   // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the

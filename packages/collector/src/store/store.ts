@@ -15,13 +15,20 @@ import {
 import { ITEM_KEY_SQL, RecentKeys } from '../protocol/item-identity.js';
 import { Journal } from './journal.js';
 import { packItems, selectPacked, type PackedItems } from './packed.js';
-import { derivedColumns, derivedSql, itemsTableSql, rowLayout } from './row-layout.js';
+import {
+  derivedColumns,
+  derivedSql,
+  itemsTableSql,
+  NAME_KEY_SQL,
+  nameKeySql,
+  rowLayout,
+} from './row-layout.js';
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
 import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
-import { addRollup, eraseRollupSql, pruneRollupSql } from './rollup.js';
+import { addRollup, eraseRollupSql, inTransaction, pruneRollupSql } from './rollup.js';
 import { addDailySketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './daily-sketch.js';
 import {
   annotationsTableSql,
@@ -213,6 +220,27 @@ async function addColumns(writer: DuckDBConnection): Promise<void> {
   }
 }
 
+/** The hash of a fixed text as name_key computes it: a DuckDB whose hash differs leaves another. */
+const NAME_KEY_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} AS canary`;
+
+/**
+ * name_key (row-layout.ts) is DuckDB's hash, which a new DuckDB may compute otherwise; the queries hash
+ * their names as they run. So the store keeps the hash of a fixed text, and when the DuckDB opening it
+ * hashes that otherwise, the keys are computed again (one transaction).
+ */
+async function checkNameKeys(writer: DuckDBConnection): Promise<void> {
+  await writer.run(`CREATE TABLE IF NOT EXISTS name_key_hash AS ${NAME_KEY_CANARY_SQL}`);
+  const [same] = (
+    await writer.runAndReadAll(`SELECT count(*) FROM name_key_hash WHERE canary = (${NAME_KEY_CANARY_SQL})`)
+  ).getRows();
+  if (Number(same?.[0]) > 0) return;
+  await inTransaction(writer, [
+    `UPDATE items SET name_key = ${NAME_KEY_SQL}`,
+    `DELETE FROM name_key_hash`,
+    `INSERT INTO name_key_hash ${NAME_KEY_CANARY_SQL}`,
+  ]);
+}
+
 /** openStore, with the collector's packed appends. */
 export async function openWritableStore(
   dataDir: string,
@@ -254,6 +282,7 @@ export async function openWritableStore(
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
+  await checkNameKeys(writer);
   await addRollup(writer);
   await addDailySketches(writer);
   await writer.run(annotationsTableSql);
