@@ -289,10 +289,12 @@ const MARKED = 'sketch_days';
  */
 export const markDaysSql = (select: string) => `CREATE OR REPLACE TEMP TABLE ${MARKED} AS ${select}`;
 
-/** Recomputes the marked days' sketch rows from the items they hold now, then forgets the marks. */
+/** The items of the marked days, as a `where` of sketchInsertSql and flowInsertSql. */
 const MARKED_ITEMS = `AND time >= (SELECT min(d) FROM ${MARKED} AS m(d))
      AND time < (SELECT max(d) FROM ${MARKED} AS m(d)) + INTERVAL 1 DAY
      AND date_trunc('day', time) IN (SELECT * FROM ${MARKED})`;
+
+/** Recomputes the marked days' sketch rows from the items they hold now, then forgets the marks. */
 export const recomputeMarkedSql = [
   ...TABLES.map((t) => `DELETE FROM ${t} WHERE day IN (SELECT * FROM ${MARKED})`),
   ...sketchInsertSql('items', MARKED_ITEMS),

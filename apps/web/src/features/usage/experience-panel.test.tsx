@@ -63,6 +63,9 @@ describe('ExperiencePanel', () => {
     expect(
       within(screen.getByTestId('vitals-table')).getByRole('columnheader', { name: '≈ p75' }),
     ).toBeTruthy();
+    // The trend's charts carry the mark too.
+    expect(screen.getByText('≈ p75 of CLS: as a table')).toBeTruthy();
+    expect(screen.queryByText('p75 of CLS: as a table')).toBeNull();
     expect(screen.getByText(/values counted in bins 5 % wide per vital, page and day/).textContent).toMatch(
       /p75.*within 2\.5\s?% of the value/,
     );

@@ -153,7 +153,7 @@ export function ExperiencePanel({
             />
             <div className="charts">
               <LineChart
-                title="p75 of LCP, FCP, TTFB and INP"
+                title={estimatedHeading('p75 of LCP, FCP, TTFB and INP', 'p75', data.estimates)}
                 points={points}
                 marks={marks}
                 format={formatMs}
@@ -166,7 +166,7 @@ export function ExperiencePanel({
                 ]}
               />
               <LineChart
-                title="p75 of CLS"
+                title={estimatedHeading('p75 of CLS', 'p75', data.estimates)}
                 points={points}
                 marks={marks}
                 format={(value) => value.toFixed(2)}
