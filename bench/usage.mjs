@@ -180,8 +180,8 @@ function session(n, at) {
  * Makes the store's items `scale` times as many (the long modes: 10 M and 50 M items would take an hour and
  * more over HTTP here). Copy k of each item gets its own session, user and operation ids (suffix `.k`) and
  * a time k × 7 s earlier, so there are `scale` times as many users and sessions with the same mix, over the
- * same 30 days. Written day by day in time order, as the store's loads write it; the hourly rollup is
- * dropped and recomputed when the store opens. No dashboard query reads the envelope, so the copies keep
+ * same 30 days. Written day by day in time order, as the store's loads write it; the hourly rollup and the
+ * daily sketches are dropped and recomputed when the store opens. No dashboard query reads the envelope, so the copies keep
  * the original's text (BENCH_USAGE_SCALE_ENVELOPES=1 rewrites the ids in it too, several times slower):
  * the bytes an item of a scaled store flatter zstd either way; the 1 M-item figure over HTTP is the one to quote.
  */
@@ -213,6 +213,9 @@ async function scaleStore(file, scale) {
   await c.run('DELETE FROM items');
   await c.run('DROP TABLE IF EXISTS usage_hourly');
   await c.run('DROP TABLE IF EXISTS session_sources');
+  // The daily sketches (pages, calls, events, web vitals, flows) are the loaded items': without their hash
+  // canary the store computes them again from the scaled items when it opens.
+  await c.run('DROP TABLE IF EXISTS page_sketch_hash');
   await c.run('CHECKPOINT');
   const [[first, last]] = (
     await c.runAndReadAll('SELECT epoch_ms(min(time)), epoch_ms(max(time)) FROM items_base')
