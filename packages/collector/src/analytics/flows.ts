@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { UserFlows } from '@gatehouse/api-contract';
-import { FLOW_DAILY, flowContextsSql } from '../store/daily-sketch.js';
+import { FLOW_DAILY, flowContextsSql, flowRowsSql } from '../store/daily-sketch.js';
 import {
   describePeriod,
   num,
@@ -24,8 +24,8 @@ export const FLOW_PATHS_LIMIT = 10;
  * $3, $4 the period), then $5 the page's name.
  */
 const flowsSql = (seg: string) => {
-  const rows = (from: string, to: string) => `SELECT session_id, time, name FROM items
-    WHERE type = 'pageview' AND time >= ${from} AND time < ${to} AND name IS NOT NULL AND session_id IS NOT NULL${seg}`;
+  const rows = (from: string, to: string) =>
+    flowRowsSql('items', `AND time >= ${from} AND time < ${to}${seg}`);
   return `WITH pv AS MATERIALIZED (${rows('$3', '$1')} UNION ALL ${rows('$2', '$4')}),
 here AS (SELECT * FROM (${flowContextsSql('(SELECT * FROM pv WHERE session_id IN (SELECT session_id FROM pv WHERE name = $5))')}) WHERE name = $5),
 f AS MATERIALIZED (

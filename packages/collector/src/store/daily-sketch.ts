@@ -247,7 +247,7 @@ export const flowContextsSql = (rows: string) => `SELECT date_trunc('day', time)
   FROM ${rows} WINDOW w AS (PARTITION BY session_id, date_trunc('day', time) ORDER BY time, name)`;
 
 /** The named page views of sessions in `source` matching `where`, as flowContextsSql takes them. */
-const flowRowsSql = (source: string, where = '') => `SELECT session_id, time, name FROM ${source}
+export const flowRowsSql = (source: string, where = '') => `SELECT session_id, time, name FROM ${source}
     WHERE type = 'pageview' AND name IS NOT NULL AND session_id IS NOT NULL ${where}`;
 
 /** flow_daily's rows of the contexts `v` (flowContextsSql's), each counted `sign` times. */
