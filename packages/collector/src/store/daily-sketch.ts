@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { vitalBinnedSql, vitalThresholds, vitalThresholdsSql } from '../analytics/vitals.js';
-import { inTransaction, tableExists } from './rollup.js';
+import { canaryHolds, inTransaction, tableExists } from './rollup.js';
 
 /*
  * The daily sketches (issue 26, ADR 0074): beside the items, per UTC day, what the Pages and Calls
@@ -323,14 +323,9 @@ export const markErasedDaysSql = markDaysSql(
  * another hash (CANARY_TABLE). The canary's absence is the mark: a crash leaves either nothing done or all.
  */
 export async function addDailySketches(writer: DuckDBConnection): Promise<void> {
-  if (await tableExists(writer, CANARY_TABLE)) {
-    const [same] = (
-      await writer.runAndReadAll(`SELECT count(*) FROM ${CANARY_TABLE} WHERE canary = (${HASH_CANARY_SQL})`)
-    ).getRows();
-    let complete = Number(same?.[0]) > 0;
-    for (const table of TABLES) complete &&= await tableExists(writer, table);
-    if (complete) return;
-  }
+  let complete = await canaryHolds(writer, CANARY_TABLE, HASH_CANARY_SQL);
+  for (const table of TABLES) complete &&= await tableExists(writer, table);
+  if (complete) return;
   await inTransaction(writer, [
     ...[...TABLES, CANARY_TABLE].map((table) => `DROP TABLE IF EXISTS ${table}`),
     ...tablesSql,

@@ -64,6 +64,19 @@ export const tableExists = async (writer: DuckDBConnection, table: string) =>
     ).getRows()[0]?.[0],
   ) > 0;
 
+/**
+ * Whether the store's one-row `table` holds what `canarySql` (a SELECT of one `canary` column: DuckDB's
+ * hash of a fixed text) gives now: false when the table is missing or a DuckDB that hashes otherwise
+ * wrote it. What the store keeps by DuckDB's hash (the daily sketches, the items' name_key) checks it.
+ */
+export const canaryHolds = async (writer: DuckDBConnection, table: string, canarySql: string) =>
+  (await tableExists(writer, table)) &&
+  Number(
+    (
+      await writer.runAndReadAll(`SELECT count(*) FROM ${table} WHERE canary = (${canarySql})`)
+    ).getRows()[0]?.[0],
+  ) > 0;
+
 /** Runs `statements` in one transaction on `writer`: all of them, or (on an error) none. */
 export async function inTransaction(writer: DuckDBConnection, statements: readonly string[]): Promise<void> {
   await writer.run('BEGIN TRANSACTION');

@@ -28,7 +28,7 @@ import { openJournalLoader } from './load.js';
 import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
-import { addRollup, eraseRollupSql, inTransaction, pruneRollupSql } from './rollup.js';
+import { addRollup, canaryHolds, eraseRollupSql, inTransaction, pruneRollupSql } from './rollup.js';
 import { addDailySketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './daily-sketch.js';
 import {
   annotationsTableSql,
@@ -229,11 +229,9 @@ const NAME_KEY_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} A
  * hashes that otherwise, the keys are computed again (one transaction).
  */
 async function checkNameKeys(writer: DuckDBConnection): Promise<void> {
+  // A store without it had its keys computed by this DuckDB (addColumns, just before).
   await writer.run(`CREATE TABLE IF NOT EXISTS name_key_hash AS ${NAME_KEY_CANARY_SQL}`);
-  const [same] = (
-    await writer.runAndReadAll(`SELECT count(*) FROM name_key_hash WHERE canary = (${NAME_KEY_CANARY_SQL})`)
-  ).getRows();
-  if (Number(same?.[0]) > 0) return;
+  if (await canaryHolds(writer, 'name_key_hash', NAME_KEY_CANARY_SQL)) return;
   await inTransaction(writer, [
     `UPDATE items SET name_key = ${NAME_KEY_SQL}`,
     `DELETE FROM name_key_hash`,
