@@ -34,7 +34,8 @@ const stepType = (step: FunnelStep) => (step.kind === 'page' ? 'pageview' : 'eve
 /**
  * Per session, each step is the first matching item after the previous step's (greedy, as the usual
  * funnel); a session stops at the first step it never reaches. Typed columns only: the steps' items are
- * found by their name_key (row-layout.ts), an integer, unless `byName` (two names share a key). Parameters:
+ * found by their name_key (row-layout.ts), an integer, unless `byName` (two names share a key); sessions
+ * and users by their integer keys (session_key, user_key: ADR 0077). Parameters:
  * $1, $2 the period, then each step's name.
  */
 function funnelSql(steps: FunnelStep[], seg: string, byName: boolean): string {
@@ -43,24 +44,24 @@ function funnelSql(steps: FunnelStep[], seg: string, byName: boolean): string {
     byName ? `${m}type = '${stepType(step)}' AND ${m}name = $${i + 3}` : `${m}name_key = ${key(step, i)}`;
   const ctes = steps.map((step, i) =>
     i === 0
-      ? `s0 AS (SELECT session_id, arg_min(user_id, time) AS user_id, min(time) AS t FROM m
-  WHERE ${match(step, i)} GROUP BY session_id)`
-      : `s${i} AS (SELECT m.session_id, min(m.time) AS t, any_value(p.t) AS before FROM m
-  JOIN s${i - 1} p ON m.session_id = p.session_id AND m.time > p.t
-  WHERE ${match(step, i, 'm.')} GROUP BY m.session_id)`,
+      ? `s0 AS (SELECT session_key, arg_min(user_key, time) AS user_key, min(time) AS t FROM m
+  WHERE ${match(step, i)} GROUP BY session_key)`
+      : `s${i} AS (SELECT m.session_key, min(m.time) AS t, any_value(p.t) AS before FROM m
+  JOIN s${i - 1} p ON m.session_key = p.session_key AND m.time > p.t
+  WHERE ${match(step, i, 'm.')} GROUP BY m.session_key)`,
   );
   const selects = steps.map((_, i) =>
     i === 0
-      ? `SELECT 0 AS step, count(DISTINCT user_id)::DOUBLE AS users, NULL::DOUBLE AS median_ms FROM s0`
-      : `SELECT ${i}, count(DISTINCT s0.user_id)::DOUBLE,
-  median(epoch_ms(s${i}.t) - epoch_ms(s${i}.before))::DOUBLE FROM s${i} JOIN s0 USING (session_id)`,
+      ? `SELECT 0 AS step, count(DISTINCT user_key)::DOUBLE AS users, NULL::DOUBLE AS median_ms FROM s0`
+      : `SELECT ${i}, count(DISTINCT s0.user_key)::DOUBLE,
+  median(epoch_ms(s${i}.t) - epoch_ms(s${i}.before))::DOUBLE FROM s${i} JOIN s0 USING (session_key)`,
   );
   const items = byName
     ? `type IN ('pageview', 'event') AND name IN (${steps.map((_, i) => `$${i + 3}`).join(', ')})`
     : `name_key IN (${steps.map(key).join(', ')})`;
   return `WITH m AS (
-  SELECT session_id, user_id, ${byName ? 'type, name' : 'name_key'}, time FROM items
-  WHERE time >= $1 AND time < $2 AND session_id IS NOT NULL AND ${items}${seg}
+  SELECT session_key, user_key, ${byName ? 'type, name' : 'name_key'}, time FROM items
+  WHERE time >= $1 AND time < $2 AND session_key IS NOT NULL AND ${items}${seg}
 ),
 ${ctes.join(',\n')}
 ${selects.join('\nUNION ALL ')}`;

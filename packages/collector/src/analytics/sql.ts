@@ -56,7 +56,8 @@ export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], 
   const on = (column: string) => `${alias}${column}`;
   const bind = (value: string) => `$${values.push(value)}::VARCHAR`;
   const parts: string[] = [];
-  if (segment?.auth) parts.push(`${on('auth_user_id')} IS ${segment.auth === 'signed-in' ? 'NOT ' : ''}NULL`);
+  // (signed_in: whether auth_user_id is set, in the items and the hourly rollup alike.)
+  if (segment?.auth) parts.push(`${segment.auth === 'signed-in' ? '' : 'NOT '}${on('signed_in')}`);
   if (segment?.role) parts.push(`contains(',' || ${on('roles')} || ',', ${bind(`,${segment.role},`)})`);
   if (segment?.browser) parts.push(`${on('browser')} = ${bind(segment.browser)}`);
   if (segment?.device) parts.push(`${on('device_type')} = ${bind(segment.device)}`);

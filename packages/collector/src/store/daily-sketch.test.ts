@@ -545,7 +545,9 @@ it("finds a funnel's steps by their name key as by their names, and keys compute
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const raw = await DuckDBInstance.create(storeFile(dataDir));
   const c = await raw.connect();
-  await c.run('UPDATE name_key_hash SET canary = 0; UPDATE items SET name_key = 1');
+  await c.run(
+    'UPDATE name_key_hash SET canary = 0; UPDATE items SET name_key = 1, user_key = 1, session_key = 1',
+  );
   c.closeSync();
   raw.closeSync();
   const reopened = await openWritableStore(dataDir);

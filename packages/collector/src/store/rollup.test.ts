@@ -128,6 +128,7 @@ async function expectExact(store: WritableStore) {
   const segments: UsageOptions[] = [
     {},
     { auth: 'signed-in' },
+    { auth: 'anonymous' },
     { browser: 'Firefox' },
     { role: 'auditor' },
     { os: 'iOS' },
@@ -227,7 +228,9 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
   await c.run(
     `CREATE TABLE items (${columns.map((col) => `${col.column} ${col.sql}`).join(', ')}, metric_value DOUBLE, metric_page VARCHAR)`,
   );
-  await c.run('INSERT INTO items SELECT * EXCLUDE (stack, os, referrer, name_key) FROM made.items');
+  await c.run(
+    'INSERT INTO items SELECT * EXCLUDE (stack, os, referrer, name_key, user_key, session_key, signed_in) FROM made.items',
+  );
   await c.run('CREATE TABLE journal_position AS SELECT * FROM made.journal_position');
   await c.run('DETACH made');
   c.closeSync();
@@ -250,7 +253,7 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
   await store.close();
 });
 
-it('opens a store made before the operating system and referrer columns: the rollup gets its os key, old rows their referrer from the envelope', async () => {
+it('opens a store made before the operating system, referrer and signed-in columns: the rollup gets its os and signed_in keys, old rows their referrer from the envelope', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
   const first = await openWritableStore(dataDir);
@@ -263,6 +266,9 @@ it('opens a store made before the operating system and referrer columns: the rol
   await c.run('ALTER TABLE items DROP COLUMN os');
   await c.run('ALTER TABLE items DROP COLUMN referrer');
   await c.run('ALTER TABLE usage_hourly DROP COLUMN os');
+  // As issue 26's sixth session left it: no signed_in in the items or the rollup.
+  await c.run('ALTER TABLE items DROP COLUMN signed_in');
+  await c.run('ALTER TABLE usage_hourly DROP COLUMN signed_in');
   await c.run('DROP TABLE session_sources');
   c.closeSync();
   made.closeSync();
@@ -273,6 +279,12 @@ it('opens a store made before the operating system and referrer columns: the rol
   );
   expect(old).toEqual({ os: 0, news: expect.any(Number) as number });
   expect(old!.news).toBeGreaterThan(0); // Derived from the envelope, as a load does.
+  const [signedIn] = await store.read(`SELECT
+    (SELECT count(*) FROM items WHERE signed_in IS DISTINCT FROM (auth_user_id IS NOT NULL))::DOUBLE AS items,
+    (SELECT count(*) FROM usage_hourly WHERE signed_in IS DISTINCT FROM (auth_user_id IS NOT NULL))::DOUBLE AS rollup,
+    (SELECT count(*) FROM items WHERE signed_in)::DOUBLE AS signed_in`);
+  expect(signedIn).toEqual({ items: 0, rollup: 0, signed_in: expect.any(Number) as number });
+  expect(signedIn!.signed_in).toBeGreaterThan(0);
   await store.append(mix(200, 12));
   await expectExact(store);
   const exported: string[] = [];

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { SIGNED_IN_SQL } from './row-layout.js';
 
 /*
  * The hourly rollup (ADR 0071): beside the items, one row per loaded (hour, user, signed-in user,
@@ -26,15 +27,20 @@ export const FAILED_CALL = `type = 'dependency' AND success = false`;
 const KEYS = ['user_id', 'auth_user_id', 'session_id', 'browser', 'device_type', 'roles', 'os'] as const;
 const COUNTS = ['items', 'page_views', 'exceptions', 'failed_calls'] as const;
 
+/**
+ * `signed_in` (issue 26): whether `auth_user_id` is set, as the items have it (row-layout.ts), so the
+ * auth segment's condition (segmentSql) reads the same boolean here. A rollup made before it gets it at
+ * open, from its auth_user_id.
+ */
 export const rollupTableSql = `CREATE TABLE IF NOT EXISTS ${ROLLUP_TABLE} (hour TIMESTAMP NOT NULL, ${KEYS.map(
   (k) => `${k} VARCHAR`,
 ).join(', ')}, items BIGINT NOT NULL, page_views BIGINT NOT NULL, exceptions BIGINT NOT NULL,
-  failed_calls BIGINT NOT NULL)`;
+  failed_calls BIGINT NOT NULL, signed_in BOOLEAN)`;
 
 /** Adds the rollup rows of the items in `source` (a table with the items' columns) matching `where`. */
 export const rollupInsertSql = (source: string, where = '') => `INSERT INTO ${ROLLUP_TABLE}
-  (hour, ${KEYS.join(', ')}, ${COUNTS.join(', ')})
-SELECT date_trunc('hour', time) AS hour, ${KEYS.join(', ')},
+  (hour, ${KEYS.join(', ')}, signed_in, ${COUNTS.join(', ')})
+SELECT date_trunc('hour', time) AS hour, ${KEYS.join(', ')}, ${SIGNED_IN_SQL},
   count(*), count(*) FILTER (WHERE type = 'pageview'), count(*) FILTER (WHERE type = 'exception'),
   count(*) FILTER (WHERE ${FAILED_CALL})
 FROM ${source} ${where} GROUP BY ALL`;
@@ -106,6 +112,11 @@ export async function addRollup(writer: DuckDBConnection): Promise<void> {
       .map(([name]) => String(name));
     for (const key of KEYS.filter((k) => !columns.includes(k)))
       await writer.run(`ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN ${key} VARCHAR`);
+    if (!columns.includes('signed_in'))
+      await inTransaction(writer, [
+        `ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN signed_in BOOLEAN`,
+        `UPDATE ${ROLLUP_TABLE} SET signed_in = ${SIGNED_IN_SQL}`,
+      ]);
     return;
   }
   await inTransaction(writer, [rollupTableSql, rollupInsertSql('items')]);

@@ -4,7 +4,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { Journal } from './journal.js';
 import { packItems, RS, US } from './packed.js';
-import { rowLayout } from './row-layout.js';
+import { idKeySql, rowLayout } from './row-layout.js';
 import { openStore, openWritableStore, rejectedFile, storeFile } from './store.js';
 import { browserBatch, browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
@@ -221,6 +221,16 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
     )
   ).getRows();
   expect(keys).toEqual([[1, 1]]);
+  // Every row's user and session keys and signed_in, backfilled and loaded alike (ADR 0077).
+  const ids = (
+    await r.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE user_key IS NOT DISTINCT FROM ${idKeySql('user', 'user_id')}
+           AND session_key IS NOT DISTINCT FROM ${idKeySql('session', 'session_id')}
+           AND signed_in = (auth_user_id IS NOT NULL))::INTEGER,
+         count(*)::INTEGER, count(user_key)::INTEGER, count(session_key)::INTEGER FROM items`,
+    )
+  ).getRows();
+  expect(ids).toEqual([[4, 4, 4, 4]]);
   r.closeSync();
   reopened.closeSync();
   // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the

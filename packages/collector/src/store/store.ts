@@ -19,6 +19,7 @@ import {
   derivedColumns,
   derivedSql,
   itemsTableSql,
+  idKeySql,
   NAME_KEY_SQL,
   nameKeySql,
   rowLayout,
@@ -220,22 +221,30 @@ async function addColumns(writer: DuckDBConnection): Promise<void> {
   }
 }
 
-/** The hash of a fixed text as name_key computes it: a DuckDB whose hash differs leaves another. */
-const NAME_KEY_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} AS canary`;
+/** The hash of a fixed text as the keys compute it: a DuckDB whose hash differs leaves another. */
+const KEYS_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} AS canary`;
+
+/** The columns keyed by DuckDB's hash of two texts (row-layout.ts), and their values. */
+const hashedColumns = [
+  ['name_key', NAME_KEY_SQL],
+  ['user_key', idKeySql('user', 'user_id')],
+  ['session_key', idKeySql('session', 'session_id')],
+] as const;
 
 /**
- * name_key (row-layout.ts) is DuckDB's hash, which a new DuckDB may compute otherwise; the queries hash
- * their names as they run. So the store keeps the hash of a fixed text, and when the DuckDB opening it
- * hashes that otherwise, the keys are computed again (one transaction).
+ * name_key, user_key and session_key (row-layout.ts) are DuckDB's hash, which a new DuckDB may compute
+ * otherwise; the queries hash their names as they run, and new rows get the new DuckDB's keys. So the
+ * store keeps the hash of a fixed text, and when the DuckDB opening it hashes that otherwise, the keys
+ * are computed again (one transaction).
  */
-async function checkNameKeys(writer: DuckDBConnection): Promise<void> {
+async function checkKeys(writer: DuckDBConnection): Promise<void> {
   // A store without it had its keys computed by this DuckDB (addColumns, just before).
-  await writer.run(`CREATE TABLE IF NOT EXISTS name_key_hash AS ${NAME_KEY_CANARY_SQL}`);
-  if (await canaryHolds(writer, 'name_key_hash', NAME_KEY_CANARY_SQL)) return;
+  await writer.run(`CREATE TABLE IF NOT EXISTS name_key_hash AS ${KEYS_CANARY_SQL}`);
+  if (await canaryHolds(writer, 'name_key_hash', KEYS_CANARY_SQL)) return;
   await inTransaction(writer, [
-    `UPDATE items SET name_key = ${NAME_KEY_SQL}`,
+    `UPDATE items SET ${hashedColumns.map(([column, sql]) => `${column} = ${sql}`).join(', ')}`,
     `DELETE FROM name_key_hash`,
-    `INSERT INTO name_key_hash ${NAME_KEY_CANARY_SQL}`,
+    `INSERT INTO name_key_hash ${KEYS_CANARY_SQL}`,
   ]);
 }
 
@@ -280,7 +289,7 @@ export async function openWritableStore(
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
   await addColumns(writer);
-  await checkNameKeys(writer);
+  await checkKeys(writer);
   await addRollup(writer);
   await addDailySketches(writer);
   await writer.run(annotationsTableSql);
