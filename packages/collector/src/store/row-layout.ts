@@ -108,11 +108,12 @@ export const derivedColumns = [
     cast: null,
     value: () => NAME_KEY_SQL,
   },
-  // The anonymous user and the session as integers (ADR 0077), for the queries that count distinct users
-  // or join sessions over millions of rows (the segmented Pages panel, the funnel): an integer groups and
-  // joins in a fraction of the time of its text (docs/performance/usage.md, section 16). Exact but for two
-  // ids sharing a 64-bit hash: for a million distinct ids a chance of 3 in 100 million. Read through
-  // idKeySql; store.ts computes them again, with name_key, if DuckDB's hash changes.
+  // A page view's or custom event's anonymous user and session as integers (ADR 0077), for the queries
+  // that count distinct users or join sessions over millions of them (the segmented Pages panel, the
+  // funnel): an integer groups and joins in a fraction of the time of its text (docs/performance/usage.md,
+  // section 16). Exact but for two ids sharing a 64-bit hash: for a million distinct ids a chance of 3 in
+  // 100 million. Only those types, as name_key: random hashes do not compress, and no other query needs
+  // them. Read through idKeySql; store.ts computes them again, with name_key, if DuckDB's hash changes.
   {
     column: 'user_key',
     sql: 'UBIGINT',
@@ -141,9 +142,15 @@ export const derivedColumns = [
   },
 ] as const;
 
-/** The key of id `column` (an SQL expression) of `kind`, 'user' or 'session'; NULL for none. */
+/** The types with a name_key, user_key and session_key. */
+const KEYED_TYPES = `type IN ('pageview', 'event')`;
+
+/**
+ * The key of the id in `column` of `kind`, 'user' or 'session', from the columns `type` and `column` in
+ * scope; NULL for another type or no id.
+ */
 export const idKeySql = (kind: 'user' | 'session', column: string) =>
-  `CASE WHEN ${column} IS NOT NULL THEN hash('${kind}', ${column}) END`;
+  `CASE WHEN ${KEYED_TYPES} AND ${column} IS NOT NULL THEN hash('${kind}', ${column}) END`;
 
 /** signed_in's value, from the column `auth_user_id` in scope (the hourly rollup's too). */
 export const SIGNED_IN_SQL = 'auth_user_id IS NOT NULL';
@@ -152,7 +159,7 @@ export const SIGNED_IN_SQL = 'auth_user_id IS NOT NULL';
 export const nameKeySql = (type: string, name: string) => `hash(${type}, ${name})`;
 
 /** name_key's value, from the columns `type` and `name` in scope. */
-export const NAME_KEY_SQL = `CASE WHEN type IN ('pageview', 'event') THEN ${nameKeySql('type', 'name')} END`;
+export const NAME_KEY_SQL = `CASE WHEN ${KEYED_TYPES} THEN ${nameKeySql('type', 'name')} END`;
 
 /**
  * The lower-cased host of the absolute URL `text` (an SQL expression), without user info or port; NULL

@@ -221,7 +221,8 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
     )
   ).getRows();
   expect(keys).toEqual([[1, 1]]);
-  // Every row's user and session keys and signed_in, backfilled and loaded alike (ADR 0077).
+  // Every row's user and session keys and signed_in, backfilled and loaded alike (ADR 0077): the page
+  // view's keys; none for the metrics.
   const ids = (
     await r.runAndReadAll(
       `SELECT count(*) FILTER (WHERE user_key IS NOT DISTINCT FROM ${idKeySql('user', 'user_id')}
@@ -230,7 +231,7 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
          count(*)::INTEGER, count(user_key)::INTEGER, count(session_key)::INTEGER FROM items`,
     )
   ).getRows();
-  expect(ids).toEqual([[4, 4, 4, 4]]);
+  expect(ids).toEqual([[4, 4, 1, 1]]);
   r.closeSync();
   reopened.closeSync();
   // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the
