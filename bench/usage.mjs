@@ -216,6 +216,9 @@ async function scaleStore(file, scale) {
   // The daily sketches (pages, calls, events, web vitals, flows) are the loaded items': without their hash
   // canary the store computes them again from the scaled items when it opens.
   await c.run('DROP TABLE IF EXISTS page_sketch_hash');
+  // So are the user and session keys (ADR 0077), of the ids before their suffix: with their canary
+  // changed, the store computes every key again from the scaled items' ids when it opens.
+  await c.run('UPDATE name_key_hash SET canary = 0');
   await c.run('CHECKPOINT');
   const [[first, last]] = (
     await c.runAndReadAll('SELECT epoch_ms(min(time)), epoch_ms(max(time)) FROM items_base')
