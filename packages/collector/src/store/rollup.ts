@@ -95,6 +95,42 @@ export async function inTransaction(writer: DuckDBConnection, statements: readon
   }
 }
 
+/** A column a table may lack in a store made before it: its SQL type, and what its rows then get (or NULL). */
+export interface AddedColumn {
+  column: string;
+  sql: string;
+  fill: string | null;
+}
+
+/**
+ * A store's `table` made before some of `columns` gets them, filled from the rows it holds, once: the
+ * column's absence is the mark. One transaction, so a crash leaves either nothing or all of it.
+ */
+export async function addMissingColumns(
+  writer: DuckDBConnection,
+  table: string,
+  columns: readonly AddedColumn[],
+): Promise<void> {
+  const existing = new Set(
+    (
+      await writer.runAndReadAll(
+        `SELECT column_name FROM information_schema.columns WHERE table_name = '${table}'`,
+      )
+    )
+      .getRows()
+      .map(([name]) => String(name)),
+  );
+  const missing = columns.filter((c) => !existing.has(c.column));
+  if (missing.length === 0) return;
+  const fills = missing.filter((c) => c.fill !== null);
+  await inTransaction(writer, [
+    ...missing.map((c) => `ALTER TABLE ${table} ADD COLUMN ${c.column} ${c.sql}`),
+    ...(fills.length > 0
+      ? [`UPDATE ${table} SET ${fills.map((c) => `${c.column} = ${c.fill}`).join(', ')}`]
+      : []),
+  ]);
+}
+
 /**
  * A store made before the rollup gets it, computed from the items it holds, in one transaction: the
  * table's absence is the mark, so a crash leaves either nothing (done again at the next open) or all.
@@ -103,20 +139,11 @@ export async function addRollup(writer: DuckDBConnection): Promise<void> {
   if (!(await tableExists(writer, SOURCES_TABLE)))
     await inTransaction(writer, [sourcesTableSql, sourcesInsertSql('items')]);
   if (await tableExists(writer, ROLLUP_TABLE)) {
-    const columns = (
-      await writer.runAndReadAll(
-        `SELECT column_name FROM information_schema.columns WHERE table_name = '${ROLLUP_TABLE}'`,
-      )
-    )
-      .getRows()
-      .map(([name]) => String(name));
-    for (const key of KEYS.filter((k) => !columns.includes(k)))
-      await writer.run(`ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN ${key} VARCHAR`);
-    if (!columns.includes('signed_in'))
-      await inTransaction(writer, [
-        `ALTER TABLE ${ROLLUP_TABLE} ADD COLUMN signed_in BOOLEAN`,
-        `UPDATE ${ROLLUP_TABLE} SET signed_in = ${SIGNED_IN_SQL}`,
-      ]);
+    // A key added later (os) is NULL in the rows of then, as in their items; signed_in follows auth_user_id.
+    await addMissingColumns(writer, ROLLUP_TABLE, [
+      ...KEYS.map((column) => ({ column, sql: 'VARCHAR', fill: null })),
+      { column: 'signed_in', sql: 'BOOLEAN', fill: SIGNED_IN_SQL },
+    ]);
     return;
   }
   await inTransaction(writer, [rollupTableSql, rollupInsertSql('items')]);

@@ -15,21 +15,21 @@ import {
 import { ITEM_KEY_SQL, RecentKeys } from '../protocol/item-identity.js';
 import { Journal } from './journal.js';
 import { packItems, selectPacked, type PackedItems } from './packed.js';
-import {
-  derivedColumns,
-  derivedSql,
-  itemsTableSql,
-  idKeySql,
-  NAME_KEY_SQL,
-  nameKeySql,
-  rowLayout,
-} from './row-layout.js';
+import { derivedColumns, derivedSql, itemsTableSql, nameKeySql, rowLayout } from './row-layout.js';
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
 import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
 import { compactNextDay, startOfDay } from './compact.js';
-import { addRollup, canaryHolds, eraseRollupSql, inTransaction, pruneRollupSql } from './rollup.js';
+import {
+  addMissingColumns,
+  addRollup,
+  canaryHolds,
+  eraseRollupSql,
+  inTransaction,
+  pruneRollupSql,
+  type AddedColumn,
+} from './rollup.js';
 import { addDailySketches, markErasedDaysSql, pruneSketchSql, recomputeMarkedSql } from './daily-sketch.js';
 import {
   annotationsTableSql,
@@ -185,51 +185,20 @@ const segmentFills: Record<string, string | null> = {
   os: null,
   roles: `try(json_extract_string(envelope, '$.data.baseData.properties.roles'))`,
 };
-const addedColumns: { column: string; sql: string; fill: string | null }[] = [
+const addedColumns: AddedColumn[] = [
   ...rowLayout.flatMap((c) =>
     c.column in segmentFills ? [{ column: c.column, sql: c.sql, fill: segmentFills[c.column] ?? null }] : [],
   ),
   ...derivedColumns.map((c) => ({ column: c.column, sql: c.sql, fill: derivedSql(c) })),
 ];
 
-/**
- * A store made before some columns gets them, filled from the rows it holds, once: the column's absence
- * is the mark. One transaction, so a crash leaves either nothing or all of it.
- */
-async function addColumns(writer: DuckDBConnection): Promise<void> {
-  const existing = new Set(
-    (
-      await writer.runAndReadAll(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'items'",
-      )
-    )
-      .getRows()
-      .map(([name]) => String(name)),
-  );
-  const missing = addedColumns.filter((c) => !existing.has(c.column));
-  if (missing.length === 0) return;
-  const fills = missing.filter((c) => c.fill !== null);
-  await writer.run('BEGIN TRANSACTION');
-  try {
-    for (const c of missing) await writer.run(`ALTER TABLE items ADD COLUMN ${c.column} ${c.sql}`);
-    if (fills.length > 0)
-      await writer.run(`UPDATE items SET ${fills.map((c) => `${c.column} = ${c.fill}`).join(', ')}`);
-    await writer.run('COMMIT');
-  } catch (error) {
-    await writer.run('ROLLBACK');
-    throw error;
-  }
-}
-
 /** The hash of a fixed text as the keys compute it: a DuckDB whose hash differs leaves another. */
 const KEYS_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} AS canary`;
 
-/** The columns keyed by DuckDB's hash of two texts (row-layout.ts), and their values. */
-const hashedColumns = [
-  ['name_key', NAME_KEY_SQL],
-  ['user_key', idKeySql('user', 'user_id')],
-  ['session_key', idKeySql('session', 'session_id')],
-] as const;
+/** The derived columns keyed by DuckDB's hash of two texts (row-layout.ts). */
+const hashedColumns = derivedColumns.filter((c) =>
+  ['name_key', 'user_key', 'session_key'].includes(c.column),
+);
 
 /**
  * name_key, user_key and session_key (row-layout.ts) are DuckDB's hash, which a new DuckDB may compute
@@ -238,11 +207,11 @@ const hashedColumns = [
  * are computed again (one transaction).
  */
 async function checkKeys(writer: DuckDBConnection): Promise<void> {
-  // A store without it had its keys computed by this DuckDB (addColumns, just before).
+  // A store without it had its keys computed by this DuckDB (addMissingColumns, just before).
   await writer.run(`CREATE TABLE IF NOT EXISTS name_key_hash AS ${KEYS_CANARY_SQL}`);
   if (await canaryHolds(writer, 'name_key_hash', KEYS_CANARY_SQL)) return;
   await inTransaction(writer, [
-    `UPDATE items SET ${hashedColumns.map(([column, sql]) => `${column} = ${sql}`).join(', ')}`,
+    `UPDATE items SET ${hashedColumns.map((c) => `${c.column} = ${derivedSql(c)}`).join(', ')}`,
     `DELETE FROM name_key_hash`,
     `INSERT INTO name_key_hash ${KEYS_CANARY_SQL}`,
   ]);
@@ -288,7 +257,7 @@ export async function openWritableStore(
     )
   ).getRows()[0]?.[0];
   if (envelopeType === 'JSON') await writer.run('ALTER TABLE items ALTER envelope TYPE VARCHAR');
-  await addColumns(writer);
+  await addMissingColumns(writer, 'items', addedColumns);
   await checkKeys(writer);
   await addRollup(writer);
   await addDailySketches(writer);
