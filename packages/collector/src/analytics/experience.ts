@@ -28,6 +28,7 @@ import {
   type UsageReader,
 } from './sql.js';
 import { rateVital, vitalBinnedSql, vitalThresholdsSql, vitalUnbinnedSql } from './vitals.js';
+import { metricPageKeySql } from '../store/row-layout.js';
 
 /**
  * The Experience section's query: the web vitals the browser reports (apps/web/src/telemetry/web-vitals.ts)
@@ -42,22 +43,32 @@ type ExperienceBucket = Experience['trend'][number];
 // 1,000,000 items when they were). The period's values give each page's figures and, with no page, the
 // overall ones (one grouping each); the chart's give each bucket's p75 over every page. (One grouping of
 // both sets of rows by (name, page, bucket) and (name, bucket) cost a fourth more: it also grouped the
-// chart's rows a second time, for nothing.)
-const experienceSql = (seg: string) => `WITH w AS (
+// chart's rows a second time, for nothing.) The pages by their key (metric_page_key), each page's text
+// looked up once from the daily sketches, which list every page with a vital: reading and grouping the
+// text was a fourth of the segmented query at 50 M items (docs/performance/usage.md, section 17); by the
+// text when two pages share a key (`byText`).
+const experienceSql = (seg: string, byText: boolean) => `WITH w AS (
   SELECT i.name, (epoch_ms(i.time) - $5::BIGINT) // $6::BIGINT AS bucket, i.time >= $1 AND i.time < $2 AS in_period,
-    i.metric_value AS value, coalesce(i.metric_page, '') AS page, t.good, t.poor
+    i.metric_value AS value, ${byText ? `coalesce(i.metric_page, '')` : 'i.metric_page_key'} AS page, t.good, t.poor
   FROM items i JOIN ${vitalThresholdsSql} USING (name)
   WHERE i.type = 'metric' AND i.name IN (${webVitals.map((n) => `'${n}'`).join(', ')})
     AND i.time >= least($1, $3) AND i.time < greatest($2, $4) AND i.metric_value IS NOT NULL${seg}
 )
-SELECT name, page, NULL::DOUBLE AS bucket, GROUPING(page)::INTEGER AS all_pages, count(*)::DOUBLE AS n,
-  quantile_cont(value, 0.75) AS p75,
-  count(*) FILTER (WHERE value <= good)::DOUBLE AS good,
-  count(*) FILTER (WHERE value > poor)::DOUBLE AS poor
-FROM w WHERE in_period GROUP BY GROUPING SETS ((name, page), (name))
+SELECT name, ${byText ? 'page' : 'k.text AS page'}, NULL::DOUBLE AS bucket, all_pages, n, p75, good, poor FROM (
+  SELECT name, page, GROUPING(page)::INTEGER AS all_pages, count(*)::DOUBLE AS n,
+    quantile_cont(value, 0.75) AS p75,
+    count(*) FILTER (WHERE value <= good)::DOUBLE AS good,
+    count(*) FILTER (WHERE value > poor)::DOUBLE AS poor
+  FROM w WHERE in_period GROUP BY GROUPING SETS ((name, page), (name))
+)${byText ? '' : ` LEFT JOIN (${pageTextsSql}) k ON k.key = page`}
 UNION ALL
 SELECT name, NULL, bucket::DOUBLE, 1, count(*)::DOUBLE, quantile_cont(value, 0.75), 0, 0
 FROM w WHERE bucket >= 0 AND bucket < $7::BIGINT GROUP BY name, bucket`;
+
+/** Each page with a web vital, as its text and key: the daily sketches list them ('' for none). */
+const pageTextsSql = `SELECT DISTINCT page AS text, ${metricPageKeySql('page')} AS key FROM ${VITAL_DAILY}`;
+/** Whether two pages with a web vital share a key (a hash collision: never seen, but possible). */
+const pageKeysSharedSql = `SELECT count(*) - count(DISTINCT key) AS n FROM (${pageTextsSql})`;
 
 /** What the Experience panel estimates when it reads the sketches, and how closely. */
 export const EXPERIENCE_ESTIMATES: Experience['estimates'] = [durationEstimate('p75', VITAL_METHOD)];
@@ -134,7 +145,7 @@ export async function queryExperience(reader: Pick<UsageReader, 'read'>, options
         ts(chart.from),
         ts(chart.to),
       ])
-    : await reader.read(experienceSql(seg), values);
+    : await reader.read(experienceSql(seg, num((await reader.read(pageKeysSharedSql))[0]?.n) > 0), values);
   return shapeExperience(
     p,
     chart,

@@ -162,31 +162,37 @@ const periodTotals = (rows: string) => `SELECT
   sum(failed_calls)::DOUBLE AS failed_calls
 FROM (${rows})`;
 
-// Distinct users and sessions per bucket from (bucket, user, session) groups first: ~78 ms against ~95 ms
-// for count(DISTINCT) straight over the rows (30 d, 1,000,000 items). Buckets of whole hours (every range
-// but the last hour's) come from the hourly rollup, the same groups already summed.
-/** Each bucket's figures from its (bucket, user, session) groups, `groups` being their SELECT. */
-const bucketTotals = (groups: string) => `SELECT bucket::DOUBLE AS bucket,
+/** Each bucket's figures from `rows`, a SELECT of bucket, user_id, session_id, page_views, exceptions, failed_calls. */
+const bucketTotals = (rows: string) => `SELECT bucket::DOUBLE AS bucket,
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT session_id)::DOUBLE AS sessions,
   sum(page_views)::DOUBLE AS page_views,
   sum(exceptions)::DOUBLE AS exceptions,
   sum(failed_calls)::DOUBLE AS failed_calls
-FROM (${groups}
-  GROUP BY ALL
+FROM (${rows}
 ) GROUP BY bucket`;
+// Buckets of whole hours (every range but the last hour's) from the hourly rollup, counted straight over
+// its rows: a rollup row is already nearly one per (hour, user, session), so grouping them by (bucket,
+// user, session) first took longer than it saved (30 days, 50 M items: 526 → 331 ms; 10 M: 76 → 54 ms;
+// docs/performance/usage.md, section 17).
 const timeseriesRollupSql = (seg: string) =>
   bucketTotals(`
-  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
-    sum(page_views) AS page_views, sum(exceptions) AS exceptions, sum(failed_calls) AS failed_calls
+  SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id, page_views, exceptions,
+    failed_calls
   FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}`);
+// From the items (the last hour's 5-minute buckets, or a custom period off the hour): (bucket, user,
+// session) groups first, many items each: ~78 ms against ~95 ms for count(DISTINCT) straight over the
+// rows (30 d, 1,000,000 items).
 const timeseriesSql = (seg: string) =>
-  bucketTotals(`
+  bucketTotals(
+    `
   SELECT (epoch_ms(time) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id,
     count(*) FILTER (WHERE type = 'pageview') AS page_views,
     count(*) FILTER (WHERE type = 'exception') AS exceptions,
     count(*) FILTER (WHERE ${FAILED_CALL}) AS failed_calls
-  FROM items WHERE time >= $1 AND time < $2${seg}`);
+  FROM items WHERE time >= $1 AND time < $2${seg}
+  GROUP BY ALL`,
+  );
 
 // The page views grouped by their integer keys, the page's (name_key) and the users' (user_key, ADR
 // 0077), never reading the name's text: each page's name is looked up once from the daily sketches, which

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
-import { bucketedPeriod, period, ts } from '../analytics/sql.js';
+import { bucketedPeriod, period, ts, type UsageOptions } from '../analytics/sql.js';
 import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
 import { EXPERIENCE_ESTIMATES, queryExperience } from '../analytics/experience.js';
 import { FLOW_PATHS_LIMIT, queryUserFlows } from '../analytics/flows.js';
@@ -498,6 +498,16 @@ it('keeps the sketches true through an erasure, a prune and a day compaction, an
   await upgraded.close();
 }, 60_000);
 
+/** The store as a DuckDB that hashes otherwise leaves it: the keys' canary differs, `keys` (an UPDATE's SET) wrong. */
+async function spoilKeys(dataDir: string, keys: string) {
+  const { DuckDBInstance } = await import('@duckdb/node-api');
+  const raw = await DuckDBInstance.create(storeFile(dataDir));
+  const c = await raw.connect();
+  await c.run(`UPDATE name_key_hash SET canary = 0; UPDATE items SET ${keys}`);
+  c.closeSync();
+  raw.closeSync();
+}
+
 it('groups the page views by their name key as by their names, and by their names when a page has none', async () => {
   const { store } = await opened();
   const all = views(4).filter((i) => i.type === 'pageview');
@@ -519,11 +529,12 @@ it('groups the page views by their name key as by their names, and by their name
       },
     });
   const short = between(TODAY - 2 * DAY + HOUR, TODAY - DAY + HOUR);
-  for (const options of [
+  const periods: UsageOptions[] = [
     short,
     { ...between(FROM, TO), browser: 'Chrome' },
     { ...short, auth: 'anonymous' },
-  ]) {
+  ];
+  for (const options of periods) {
     const byKey = await usage().pages(options);
     expect(sql.at(-1)).toContain('GROUP BY name_key');
     expect(byKey.pages.length).toBeGreaterThan(2);
@@ -552,6 +563,45 @@ it('groups the page views by their name key as by their names, and by their name
     truthNow.map((t) => [t.name, t.views, t.users]),
   );
   await store.close();
+}, 60_000);
+
+it("groups the web vitals by their page's key as by its text, and keys computed again when DuckDB's hash changes", async () => {
+  const { dataDir, store } = await opened();
+  await appendInLoads(store, views(5));
+  const sql: string[] = [];
+  // The store's reader; `shared` forces the answer of the check for two pages sharing a key.
+  const reader = (shared?: number) => ({
+    read: (text: string, values?: DuckDBValue[]) => {
+      sql.push(text);
+      return shared !== undefined && text.includes('count(DISTINCT key)')
+        ? Promise.resolve([{ n: shared }])
+        : store.read(text, values);
+    },
+  });
+  const periods = [
+    { range: '30d', now: TO, browser: 'Chrome' },
+    { range: '7d', now: TO },
+    between(TODAY - 20 * DAY, TODAY - DAY + 12 * HOUR),
+  ] as const;
+  const byKey = [];
+  for (const options of periods) {
+    const answer = await queryExperience(reader(), options);
+    expect(sql.at(-1)).toContain('metric_page_key');
+    // The pages with a vital, the one without a page ('') among them.
+    expect(answer.pages.map((p) => p.page)).toEqual(expect.arrayContaining(['', 'Home', 'Profile']));
+    const byText = await queryExperience(reader(1), options);
+    expect(sql.at(-1)).not.toContain('metric_page_key');
+    expect(byText).toEqual(answer);
+    byKey.push(answer);
+  }
+  await store.close();
+
+  // A DuckDB that hashes otherwise: the page keys are computed again when it opens.
+  await spoilKeys(dataDir, 'metric_page_key = 1');
+  const reopened = await openWritableStore(dataDir);
+  for (const [i, options] of periods.entries())
+    expect(await queryExperience(reopened, options)).toEqual(byKey[i]);
+  await reopened.close();
 }, 60_000);
 
 it("finds a funnel's steps by their name key as by their names, and keys computed again when DuckDB's hash changes", async () => {
@@ -598,14 +648,7 @@ it("finds a funnel's steps by their name key as by their names, and keys compute
   await store.close();
 
   // A DuckDB that hashes otherwise: its canary differs, and the keys are computed again when it opens.
-  const { DuckDBInstance } = await import('@duckdb/node-api');
-  const raw = await DuckDBInstance.create(storeFile(dataDir));
-  const c = await raw.connect();
-  await c.run(
-    'UPDATE name_key_hash SET canary = 0; UPDATE items SET name_key = 1, user_key = 1, session_key = 1',
-  );
-  c.closeSync();
-  raw.closeSync();
+  await spoilKeys(dataDir, 'name_key = 1, user_key = 1, session_key = 1');
   const reopened = await openWritableStore(dataDir);
   for (const [i, steps] of funnels.entries())
     expect(await queryFunnel(reopened, [...steps], period)).toEqual(keyed[i]);

@@ -4,7 +4,7 @@ import { afterEach, expect, it, vi } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { Journal } from './journal.js';
 import { packItems, RS, US } from './packed.js';
-import { idKeySql, rowLayout } from './row-layout.js';
+import { idKeySql, metricPageKeySql, rowLayout } from './row-layout.js';
 import { openStore, openWritableStore, rejectedFile, storeFile } from './store.js';
 import { browserBatch, browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
@@ -232,6 +232,15 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
     )
   ).getRows();
   expect(ids).toEqual([[4, 4, 1, 1]]);
+  // The metrics' page keys, backfilled and loaded alike: of the page, '' for none (the third metric's).
+  const pageKeys = (
+    await r.runAndReadAll(
+      `SELECT count(*) FILTER (WHERE metric_page_key IS NOT DISTINCT FROM
+           CASE WHEN type = 'metric' THEN ${metricPageKeySql('metric_page')} END)::INTEGER,
+         count(metric_page_key)::INTEGER, count(DISTINCT metric_page_key)::INTEGER FROM items`,
+    )
+  ).getRows();
+  expect(pageKeys).toEqual([[4, 3, 3]]);
   r.closeSync();
   reopened.closeSync();
   // The browser from the SDK's tag and the roles from the property, backfilled and loaded alike; the

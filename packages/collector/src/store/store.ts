@@ -197,11 +197,11 @@ const KEYS_CANARY_SQL = `SELECT ${nameKeySql("'pageview'", "'gatehouse'")} AS ca
 
 /** The derived columns keyed by DuckDB's hash of two texts (row-layout.ts). */
 const hashedColumns = derivedColumns.filter((c) =>
-  ['name_key', 'user_key', 'session_key'].includes(c.column),
+  ['name_key', 'user_key', 'session_key', 'metric_page_key'].includes(c.column),
 );
 
 /**
- * name_key, user_key and session_key (row-layout.ts) are DuckDB's hash, which a new DuckDB may compute
+ * name_key, user_key, session_key and metric_page_key (row-layout.ts) are DuckDB's hash, which a new DuckDB may compute
  * otherwise; the queries hash their names as they run, and new rows get the new DuckDB's keys. So the
  * store keeps the hash of a fixed text, and when the DuckDB opening it hashes that otherwise, the keys
  * are computed again (one transaction).
