@@ -194,34 +194,33 @@ const timeseriesSql = (seg: string) =>
   GROUP BY ALL`,
   );
 
+/** Each page's figures over the page views it groups. */
+const PAGE_FIGURES = `count(*)::DOUBLE AS views, count(DISTINCT user_key)::DOUBLE AS users,
+    avg(duration_ms) AS avg_ms, quantile_cont(duration_ms, 0.95) AS p95_ms`;
+const PAGE_VIEWS = `FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2`;
+/** Every stored page's name ('' for none) and key: the daily sketches list them. */
+const pageNamesSql = `SELECT DISTINCT name, ${nameKeySql(`'pageview'`, 'name')} AS name_key FROM ${PAGE_DAILY}`;
+
 // The page views grouped by their integer keys, the page's (name_key) and the users' (user_key, ADR
-// 0077), never reading the name's text: each page's name is looked up once from the daily sketches, which
-// list every stored page's name. Over the 4.8 M page views of a 50 M store's segment, 629 → 461 ms
-// (medians of 7) against grouping by the name's text (docs/performance/usage.md, section 17).
+// 0077), never reading the name's text: each page's name is looked up once from the daily sketches.
+// Over the 4.8 M page views of a 50 M store's segment, 629 → 461 ms (medians of 7) against grouping by
+// the name's text (docs/performance/usage.md, section 17).
 const pagesSql = (seg: string) => `SELECT n.name, g.views, g.users, g.avg_ms, g.p95_ms FROM (
-  SELECT name_key, count(*)::DOUBLE AS views, count(DISTINCT user_key)::DOUBLE AS users,
-    avg(duration_ms) AS avg_ms, quantile_cont(duration_ms, 0.95) AS p95_ms
-  FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg} GROUP BY name_key
-) g JOIN (SELECT DISTINCT name, ${nameKeySql(`'pageview'`, 'name')} AS name_key FROM ${PAGE_DAILY}) n USING (name_key)
+  SELECT name_key, ${PAGE_FIGURES} ${PAGE_VIEWS}${seg} GROUP BY name_key
+) g JOIN (${pageNamesSql}) n USING (name_key)
 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
 // The same grouped by the name's text, when the keys cannot tell the pages apart (pageKeysAmbiguousSql).
-const pagesByNameSql = (seg: string) => `SELECT
-  coalesce(name, '') AS name,
-  count(*)::DOUBLE AS views,
-  count(DISTINCT user_key)::DOUBLE AS users,
-  avg(duration_ms) AS avg_ms,
-  quantile_cont(duration_ms, 0.95) AS p95_ms
-FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2${seg}
-GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
+const pagesByNameSql = (seg: string) => `SELECT coalesce(name, '') AS name, ${PAGE_FIGURES}
+${PAGE_VIEWS}${seg} GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
 /**
  * Whether the page views must be grouped by their names: a stored page view has no name (the sketches
  * list it as '', for NULL and '' alike, which the Pages panel shows as one page and the keys as two), or
  * two names share a key (a hash collision: never seen, but possible).
  */
-const pageKeysAmbiguousSql = `SELECT count(*) FILTER (WHERE name = '')
-  + count(*) - count(DISTINCT ${nameKeySql(`'pageview'`, 'name')}) AS n FROM (SELECT DISTINCT name FROM ${PAGE_DAILY})`;
+const pageKeysAmbiguousSql = `SELECT count(*) FILTER (WHERE name = '') + count(*) - count(DISTINCT name_key) AS n
+  FROM (${pageNamesSql})`;
 
 /** What the Pages panel estimates when it reads the sketches, and how closely. */
 export const PAGE_ESTIMATES: Pages['estimates'] = [

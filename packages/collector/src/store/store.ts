@@ -201,10 +201,10 @@ const hashedColumns = derivedColumns.filter((c) =>
 );
 
 /**
- * name_key, user_key, session_key and metric_page_key (row-layout.ts) are DuckDB's hash, which a new DuckDB may compute
- * otherwise; the queries hash their names as they run, and new rows get the new DuckDB's keys. So the
- * store keeps the hash of a fixed text, and when the DuckDB opening it hashes that otherwise, the keys
- * are computed again (one transaction).
+ * name_key, user_key, session_key and metric_page_key (row-layout.ts) are DuckDB's hash, which a new
+ * DuckDB may compute otherwise; the queries hash their names as they run, and new rows get the new
+ * DuckDB's keys. So the store keeps the hash of a fixed text, and when the DuckDB opening it hashes that
+ * otherwise, the keys are computed again (one transaction).
  */
 async function checkKeys(writer: DuckDBConnection): Promise<void> {
   // A store without it had its keys computed by this DuckDB (addMissingColumns, just before).
