@@ -129,6 +129,8 @@ export const funnelQuery = z
   })
   .superRefine(checkPeriod);
 
+/** A funnel over more rows than it counts exactly in time reads a sample of users (ADR 0079). */
+export const funnelEstimateFields = ['users', 'medianMsFromPrevious'] as const;
 export const funnelSchema = z
   .strictObject({
     ...periodFields,
@@ -146,6 +148,7 @@ export const funnelSchema = z
           .meta({ description: 'Milliseconds; null for the first step' }),
       }),
     ),
+    estimates: estimatesSchema(funnelEstimateFields),
   })
   .meta({ id: 'Funnel' });
 

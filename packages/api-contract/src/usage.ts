@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CustomEvents, Experience } from './analytics.js';
+import type { CustomEvents, Experience, Funnel } from './analytics.js';
 
 /** The periods the usage API answers for: the last hour, day, week or 30 days. */
 export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
@@ -422,7 +422,8 @@ export type Estimate =
   | Pages['estimates'][number]
   | Dependencies['estimates'][number]
   | CustomEvents['estimates'][number]
-  | Experience['estimates'][number];
+  | Experience['estimates'][number]
+  | Funnel['estimates'][number];
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

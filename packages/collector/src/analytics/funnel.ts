@@ -1,5 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import { funnelStepsProblem, type FunnelStep } from '@gatehouse/api-contract';
+import { funnelStepsProblem, type Funnel, type FunnelStep } from '@gatehouse/api-contract';
 import {
   describePeriod,
   num,
@@ -7,12 +7,20 @@ import {
   period,
   segmentSql,
   ts,
-  type Period,
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
 import { EVENT_DAILY, PAGE_DAILY } from '../store/daily-sketch.js';
 import { nameKeySql } from '../store/row-layout.js';
+import {
+  inSampleSql,
+  sampledCountEstimate,
+  sampledMedianEstimate,
+  sampleShift,
+  sketchBoundValues,
+  widerShift,
+  type Sampling,
+} from './sample.js';
 
 export interface FunnelStepResult extends FunnelStep {
   /** Distinct users with a session that reached this step after the ones before it, in order. */
@@ -41,13 +49,14 @@ const stepType = (step: FunnelStep) => (step.kind === 'page' ? 'pageview' : 'eve
  * fourth more time (ADR 0078). Each step carries its session's user, so the counts need no join back to
  * the first step. Parameters: $1, $2 the period, then each step's name.
  */
-function funnelSql(steps: FunnelStep[], seg: string, byName: boolean): string {
+function funnelSql(steps: FunnelStep[], seg: string, byName: boolean, shift: number): string {
   const match = (step: FunnelStep, i: number) =>
     byName
       ? `m.type = '${stepType(step)}' AND m.name = $${i + 3}`
       : `m.name_key = ${nameKeySql(`'${stepType(step)}'`, `$${i + 3}::VARCHAR`)}`;
+  const sample = shift === 0 ? '' : ` AND ${inSampleSql(shift, 'm.')}`;
   const where = (step: FunnelStep, i: number) =>
-    `WHERE m.time >= $1 AND m.time < $2 AND m.session_key IS NOT NULL AND ${match(step, i)}${seg}`;
+    `WHERE m.time >= $1 AND m.time < $2 AND m.session_key IS NOT NULL AND ${match(step, i)}${seg}${sample}`;
   const ctes = steps.map((step, i) =>
     i === 0
       ? `s0 AS (SELECT m.session_key, arg_min(m.user_key, m.time) AS user_key, min(m.time) AS t FROM items m
@@ -79,31 +88,70 @@ function sharedKeySql(steps: FunnelStep[]): string {
     WHERE ${nameKeySql('type', 'name')} IN (${keys.join(', ')}) AND NOT (${own.join(' OR ')})`;
 }
 
-/** How many users went through `steps` in order within a session, over the period. */
+/**
+ * Rows the steps can read over the period (an upper bound): each step's page views or events on the
+ * days the period touches, from the daily sketches. Parameters: $1 the period's first day, $2 its end,
+ * then each step's name.
+ */
+function stepRowsSql(steps: FunnelStep[]): string {
+  const rows = steps.map((step, i) =>
+    step.kind === 'page'
+      ? `SELECT views AS n FROM ${PAGE_DAILY} WHERE day >= $1 AND day < $2 AND name = $${i + 3}`
+      : `SELECT n FROM ${EVENT_DAILY} WHERE day >= $1 AND day < $2 AND name = $${i + 3}`,
+  );
+  return `SELECT coalesce(sum(n), 0)::DOUBLE AS n FROM (${rows.join(' UNION ALL ')})`;
+}
+
+/** A funnel reads every user's items up to a million rows of its steps, a sample past that (ADR 0079). */
+export const FUNNEL_SAMPLING: Sampling = { rowBudget: 1_000_000, minUsers: 2_000 };
+
+/**
+ * How many users went through `steps` in order within a session, over the period. Past
+ * `sampling.rowBudget` rows of the steps, over a sample of users (sample.ts): the users counted are then
+ * multiplied by the sample's inverse, and the answer's estimates say so. When a step has fewer than
+ * `sampling.minUsers` users in the sample, the funnel is counted again over more of them (all, if need
+ * be), so that every estimate rests on that many.
+ */
 export async function queryFunnel(
   reader: Pick<UsageReader, 'read'>,
   steps: FunnelStep[],
   options: UsageOptions = {},
-): Promise<Period & { steps: FunnelStepResult[] }> {
+  sampling: Sampling = FUNNEL_SAMPLING,
+): Promise<Omit<Funnel, 'steps'> & { steps: FunnelStepResult[] }> {
   checkSteps(steps);
   const p = period(options);
   const names = steps.map((s) => s.name);
   const [shared] = await reader.read(sharedKeySql(steps), names);
+  const [stepRows] = await reader.read(stepRowsSql(steps), [...sketchBoundValues(p), ...names]);
   const values: DuckDBValue[] = [ts(p.from), ts(p.to), ...names];
-  const rows = await reader.read(
-    funnelSql(steps, segmentSql(options, values, 'm.'), num(shared?.n) > 0),
-    values,
-  );
-  const byStep = new Map(rows.map((r) => [num(r.step), r]));
-  let previous = 0;
-  return {
-    ...describePeriod(p),
-    steps: steps.map((step, i) => {
-      const r = byStep.get(i) ?? {};
-      const users = num(r.users);
-      const dropOff = i === 0 || previous === 0 ? 0 : (previous - users) / previous;
-      previous = users;
-      return { ...step, users, dropOff, medianMsFromPrevious: i === 0 ? null : numOrNull(r.median_ms) };
-    }),
-  };
+  const seg = segmentSql(options, values, 'm.');
+  let shift = sampleShift(num(stepRows?.n), sampling);
+  for (;;) {
+    const rows = await reader.read(funnelSql(steps, seg, num(shared?.n) > 0, shift), values);
+    const byStep = new Map(rows.map((r) => [num(r.step), r]));
+    const sampled = steps.map((_, i) => num(byStep.get(i)?.users));
+    const wider = widerShift(shift, Math.min(...sampled), sampling);
+    if (wider !== shift) {
+      shift = wider;
+      continue;
+    }
+    let previous = 0;
+    return {
+      ...describePeriod(p),
+      steps: steps.map((step, i) => {
+        const users = sampled[i]! * 2 ** shift;
+        const dropOff = i === 0 || previous === 0 ? 0 : (previous - users) / previous;
+        previous = users;
+        const median = i === 0 ? null : numOrNull(byStep.get(i)?.median_ms);
+        return { ...step, users, dropOff, medianMsFromPrevious: median };
+      }),
+      estimates:
+        shift === 0
+          ? []
+          : [
+              sampledCountEstimate('users', shift, Math.min(...sampled)),
+              sampledMedianEstimate('medianMsFromPrevious', shift, Math.min(...sampled.slice(1))),
+            ],
+    };
+  }
 }

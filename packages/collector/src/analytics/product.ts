@@ -2,6 +2,7 @@ import type {
   Breakdowns,
   CustomEvents,
   Experience,
+  Funnel,
   Retention,
   RetentionUnit,
   UserFlows,
@@ -19,7 +20,10 @@ import type { Period, UsageOptions, UsageReader } from './sql.js';
 export interface AnalyticsQueries {
   experience(options?: UsageOptions): Promise<Experience>;
   customEvents(options?: UsageOptions): Promise<CustomEvents>;
-  funnel(steps: FunnelStep[], options?: UsageOptions): Promise<Period & { steps: FunnelStepResult[] }>;
+  funnel(
+    steps: FunnelStep[],
+    options?: UsageOptions,
+  ): Promise<Period & { steps: FunnelStepResult[]; estimates: Funnel['estimates'] }>;
   retention(unit: RetentionUnit, options?: UsageOptions): Promise<Retention>;
   userFlows(page: string, options?: UsageOptions): Promise<UserFlows>;
   /** Visitors by referring site, browser, operating system and device class (issue 25). */

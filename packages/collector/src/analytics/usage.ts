@@ -55,6 +55,13 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
+import {
+  inSampleSql,
+  sampledCountEstimate,
+  sampleShift,
+  sketchBoundValues,
+  type Sampling,
+} from './sample.js';
 
 // The API's own (one description of the usage API for the server, the SPA and these queries).
 export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
@@ -194,8 +201,12 @@ const timeseriesSql = (seg: string) =>
   GROUP BY ALL`,
   );
 
-/** Each page's figures over the page views it groups. */
-const PAGE_FIGURES = `count(*)::DOUBLE AS views, count(DISTINCT user_key)::DOUBLE AS users,
+/**
+ * Each page's figures over the page views it groups; its users over those of a sample of 1 in 2^`shift`
+ * users (sample.ts) when `shift` is not 0, the rest over every page view.
+ */
+const pageFigures = (shift: number) => `count(*)::DOUBLE AS views,
+    count(DISTINCT user_key)${shift === 0 ? '' : ` FILTER (WHERE ${inSampleSql(shift)})`}::DOUBLE AS users,
     avg(duration_ms) AS avg_ms, quantile_cont(duration_ms, 0.95) AS p95_ms`;
 const PAGE_VIEWS = `FROM items WHERE type = 'pageview' AND time >= $1 AND time < $2`;
 /** Every stored page's name ('' for none) and key: the daily sketches list them. */
@@ -205,22 +216,30 @@ const pageNamesSql = `SELECT DISTINCT name, ${nameKeySql(`'pageview'`, 'name')} 
 // 0077), never reading the name's text: each page's name is looked up once from the daily sketches.
 // Over the 4.8 M page views of a 50 M store's segment, 629 → 461 ms (medians of 7) against grouping by
 // the name's text (docs/performance/usage.md, section 17).
-const pagesSql = (seg: string) => `SELECT n.name, g.views, g.users, g.avg_ms, g.p95_ms FROM (
-  SELECT name_key, ${PAGE_FIGURES} ${PAGE_VIEWS}${seg} GROUP BY name_key
+const pagesSql = (seg: string, shift: number) => `SELECT n.name, g.views, g.users, g.avg_ms, g.p95_ms FROM (
+  SELECT name_key, ${pageFigures(shift)} ${PAGE_VIEWS}${seg} GROUP BY name_key
 ) g JOIN (${pageNamesSql}) n USING (name_key)
 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
 // The same grouped by the name's text, when the keys cannot tell the pages apart (pageKeysAmbiguousSql).
-const pagesByNameSql = (seg: string) => `SELECT coalesce(name, '') AS name, ${PAGE_FIGURES}
+const pagesByNameSql = (
+  seg: string,
+  shift: number,
+) => `SELECT coalesce(name, '') AS name, ${pageFigures(shift)}
 ${PAGE_VIEWS}${seg} GROUP BY 1 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
 /**
- * Whether the page views must be grouped by their names: a stored page view has no name (the sketches
- * list it as '', for NULL and '' alike, which the Pages panel shows as one page and the keys as two), or
- * two names share a key (a hash collision: never seen, but possible).
+ * Whether the page views must be grouped by their names (`ambiguous` > 0): a stored page view has no
+ * name (the sketches list it as '', for NULL and '' alike, which the Pages panel shows as one page and
+ * the keys as two), or two names share a key (a hash collision: never seen, but possible). And how many
+ * page views the days [$1, $2) hold (`views`): a bound on what the page list reads.
  */
-const pageKeysAmbiguousSql = `SELECT count(*) FILTER (WHERE name = '') + count(*) - count(DISTINCT name_key) AS n
-  FROM (${pageNamesSql})`;
+const pagesPlanSql = `SELECT (SELECT count(*) FILTER (WHERE name = '') + count(*) - count(DISTINCT name_key)
+    FROM (${pageNamesSql})) AS ambiguous,
+  (SELECT coalesce(sum(views), 0)::DOUBLE FROM ${PAGE_DAILY} WHERE day >= $1 AND day < $2) AS views`;
+
+/** A page list reads every user's page views up to three million in the period, a sample past that (ADR 0079). */
+export const PAGES_SAMPLING: Sampling = { rowBudget: 3_000_000, minUsers: 2_000 };
 
 /** What the Pages panel estimates when it reads the sketches, and how closely. */
 export const PAGE_ESTIMATES: Pages['estimates'] = [
@@ -338,8 +357,44 @@ const timelineSql = `SELECT epoch_ms(time)::DOUBLE AS t, type, name, url, operat
   result_code, target, message, auth_user_id, user_id
 FROM items WHERE session_id = $1 ORDER BY time, rowid LIMIT ${TIMELINE_LIMIT + 1}`;
 
+/**
+ * The Pages panel from the page views of the period [$1, $2) (`values`, then the segment's): exact, or
+ * past `sampling.rowBudget` page views its users over a sample of users (sample.ts), multiplied back.
+ * A page with fewer than `sampling.minUsers` users in the sample has them counted again over every page
+ * view, so that each estimate rests on that many.
+ */
+async function pagesFromItems(
+  reader: Pick<UsageReader, 'read'>,
+  p: { from: number; to: number },
+  values: DuckDBValue[],
+  seg: string,
+  sampling: Sampling,
+): Promise<{ rows: Record<string, unknown>[]; estimates: Pages['estimates'] }> {
+  const [plan] = await reader.read(pagesPlanSql, sketchBoundValues(p));
+  const sql = num(plan?.ambiguous) > 0 ? pagesByNameSql : pagesSql;
+  const shift = sampleShift(num(plan?.views), sampling);
+  const rows = await reader.read(sql(seg, shift), values);
+  if (shift === 0) return { rows, estimates: [] };
+  const few = rows.filter((r) => num(r.users) < sampling.minUsers).map((r) => String(r.name));
+  const exact = new Map<string, unknown>();
+  if (few.length > 0) {
+    const only = [...values];
+    const names = few.map((name) => `$${only.push(name)}::VARCHAR`).join(', ');
+    for (const r of await reader.read(sql(`${seg} AND coalesce(name, '') IN (${names})`, 0), only))
+      exact.set(String(r.name), r.users);
+  }
+  const sampled = rows.filter((r) => !exact.has(String(r.name))).map((r) => num(r.users));
+  return {
+    rows: rows.map((r) => ({ ...r, users: exact.get(String(r.name)) ?? num(r.users) * 2 ** shift })),
+    estimates: sampled.length === 0 ? [] : [sampledCountEstimate('users', shift, Math.min(...sampled))],
+  };
+}
+
 /** The dashboard's queries on `reader` (the collector's store). */
-export function createUsageQueries(reader: UsageReader): UsageQueries {
+export function createUsageQueries(
+  reader: UsageReader,
+  pagesSampling: Sampling = PAGES_SAMPLING,
+): UsageQueries {
   return {
     async overview(options) {
       const p = period(options);
@@ -403,12 +458,9 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       // Two whole days or more and no segment: the whole days from the daily sketches, the parts of a
       // day at either end from the items; users and the 95th percentile are then estimates (ADR 0074).
       const days = sketchDays(p, seg);
-      const rows = days
-        ? await reader.read(pagesSketchSql, sketchValues(p, days))
-        : await reader.read(
-            num((await reader.read(pageKeysAmbiguousSql))[0]?.n) > 0 ? pagesByNameSql(seg) : pagesSql(seg),
-            values,
-          );
+      const { rows, estimates } = days
+        ? { rows: await reader.read(pagesSketchSql, sketchValues(p, days)), estimates: PAGE_ESTIMATES }
+        : await pagesFromItems(reader, p, values, seg, pagesSampling);
       return {
         ...describePeriod(p),
         pages: rows.map((r) => ({
@@ -418,7 +470,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
           avgDurationMs: numOrNull(r.avg_ms),
           p95DurationMs: numOrNull(r.p95_ms),
         })),
-        estimates: days ? PAGE_ESTIMATES : [],
+        estimates,
       };
     },
 

@@ -524,7 +524,7 @@ it('groups the page views by their name key as by their names, and by their name
       read: (text, values) => {
         sql.push(text);
         return ambiguous !== undefined && text.includes("FILTER (WHERE name = '')")
-          ? Promise.resolve([{ n: ambiguous }])
+          ? store.read(text, values).then(([plan]) => [{ ...plan, ambiguous }])
           : store.read(text, values);
       },
     });
@@ -653,4 +653,84 @@ it("finds a funnel's steps by their name key as by their names, and keys compute
   for (const [i, steps] of funnels.entries())
     expect(await queryFunnel(reopened, [...steps], period)).toEqual(keyed[i]);
   await reopened.close();
+}, 60_000);
+
+it('reads a funnel past its row budget over a sample of users, labelled, and over more of them when a step has too few', async () => {
+  const { store } = await opened();
+  await appendInLoads(store, views(5));
+  const steps = [
+    { kind: 'page', name: 'Home' },
+    { kind: 'page', name: 'Profile' },
+  ] as const;
+  const period = between(FROM, TO);
+  const exact = await queryFunnel(store, [...steps], period);
+  expect(exact.estimates).toEqual([]);
+  const sql: string[] = [];
+  const recorded = {
+    read: (text: string, values?: DuckDBValue[]) => (sql.push(text), store.read(text, values)),
+  };
+  // 20,900 rows of the two pages over the five days: one user in 8 brings them within 5,000.
+  const sampled = await queryFunnel(recorded, [...steps], period, { rowBudget: 5_000, minUsers: 10 });
+  expect(sql.at(-1)).toContain('hash(m.user_key) & 7) = 0');
+  expect(sampled.estimates.map((e) => [e.field, e.kind, e.errorOf, e.method])).toEqual([
+    ['users', 'distinct-count', 'value', 'a sample of 1 user in 8, chosen by a hash of their id'],
+    ['medianMsFromPrevious', 'percentile', 'rank', 'a sample of 1 user in 8, chosen by a hash of their id'],
+  ]);
+  const [users] = sampled.estimates;
+  for (const [i, step] of sampled.steps.entries()) {
+    expect(step.users % 8).toBe(0);
+    // Within four standard errors of the exact count (the smallest step's error bounds every step's).
+    expect(Math.abs(step.users - exact.steps[i]!.users)).toBeLessThanOrEqual(
+      4 * users!.error * exact.steps[i]!.users,
+    );
+  }
+  expect(users!.error).toBeCloseTo(
+    Math.sqrt(7 / 8 / (Math.min(...sampled.steps.map((s) => s.users)) / 8)),
+    10,
+  );
+
+  // Profile's 150 users give about 19 in a sample of 1 in 8: for 40, the funnel is counted again over
+  // 1 in 2; for 1,000, over every user (exact, no estimates).
+  const wider = await queryFunnel(store, [...steps], period, { rowBudget: 5_000, minUsers: 40 });
+  expect(wider.estimates[0]?.method).toBe('a sample of 1 user in 2, chosen by a hash of their id');
+  expect(await queryFunnel(store, [...steps], period, { rowBudget: 5_000, minUsers: 1_000 })).toEqual(exact);
+  await store.close();
+}, 60_000);
+
+it("reads a segment's page list past its row budget with its users over a sample, pages with too few in it counted exactly", async () => {
+  const { store } = await opened();
+  await appendInLoads(store, views(6));
+  // A segment (every view is anonymous): the items answer, not the sketches.
+  const options = { ...between(FROM, TO), auth: 'anonymous' as const };
+  const exact = await createUsageQueries(store).pages(options);
+  expect(exact.estimates).toEqual([]);
+  const sampled = await createUsageQueries(store, { rowBudget: 5_000, minUsers: 30 }).pages(options);
+  // Views, averages and the 95th percentiles over every view, as before.
+  expect(sampled.pages.map(({ users: _, ...rest }) => rest)).toEqual(
+    exact.pages.map(({ users: _, ...rest }) => rest),
+  );
+  const [estimate] = sampled.estimates;
+  expect(sampled.estimates).toHaveLength(1);
+  expect(estimate).toMatchObject({
+    field: 'users',
+    kind: 'distinct-count',
+    method: 'a sample of 1 user in 8, chosen by a hash of their id',
+  });
+  for (const [i, page] of sampled.pages.entries()) {
+    const truth = exact.pages[i]!.users;
+    if (page.name === 'Home') {
+      // 10,000 users: about 1,250 in the sample, the page's estimate.
+      expect(page.users % 8).toBe(0);
+      expect(Math.abs(page.users - truth)).toBeLessThanOrEqual(4 * estimate!.error * truth);
+      expect(estimate!.error).toBeCloseTo(Math.sqrt(7 / 8 / (page.users / 8)), 10);
+    } else {
+      // 150 users and fewer: under 30 in the sample, counted over every view.
+      expect(page.users).toBe(truth);
+    }
+  }
+  // Every page counted exactly when none has enough users in the sample.
+  expect(await createUsageQueries(store, { rowBudget: 5_000, minUsers: 5_000 }).pages(options)).toEqual(
+    exact,
+  );
+  await store.close();
 }, 60_000);

@@ -12,6 +12,7 @@ const answer: Funnel = {
     { kind: 'page', name: 'Home', users: 4, dropOff: 0, medianMsFromPrevious: null },
     { kind: 'event', name: 'Report, exported', users: 1, dropOff: 0.75, medianMsFromPrevious: 90_000 },
   ],
+  estimates: [],
 };
 vi.mock('../../auth/use-api', () => ({
   useApiQuery: (path: string) => {
@@ -34,6 +35,33 @@ describe('FunnelPanel', () => {
     const rows = within(screen.getByTestId('funnel-table')).getAllByRole('row');
     expect(rows[1]?.textContent).toBe('1. Page Home4——');
     expect(rows[2]?.textContent).toBe('2. Event Report, exported175%90.00 s');
+    expect(screen.queryByText(/Estimated over this period/)).toBeNull();
+  });
+
+  it('marks the figures a sample of users gave, and says how close they are', () => {
+    const method = 'a sample of 1 user in 4, chosen by a hash of their id';
+    answer.estimates = [
+      { field: 'users', kind: 'distinct-count', error: 0.012, errorOf: 'value', method },
+      { field: 'medianMsFromPrevious', kind: 'percentile', error: 0.02, errorOf: 'rank', method },
+    ];
+    try {
+      render(<FunnelPanel period={{ range: '30d' }} />);
+      fireEvent.change(screen.getByLabelText('Step 1 name'), { target: { value: 'Home' } });
+      fireEvent.change(screen.getByLabelText('Step 2 name'), { target: { value: 'Profile' } });
+      fireEvent.click(screen.getByRole('button', { name: 'Show the funnel' }));
+      const headings = within(screen.getByTestId('funnel-table')).getAllByRole('columnheader');
+      expect(headings.map((h) => h.textContent)).toEqual([
+        'Step',
+        '≈ Users',
+        'Dropped',
+        '≈ Median time from previous',
+      ]);
+      expect(screen.getByText(/Estimated over this period/).textContent).toBe(
+        `≈ Estimated over this period: Users by ${method} (standard error 1.2%); Median time from previous by ${method} (within 2% of the ranks).`,
+      );
+    } finally {
+      answer.estimates = [];
+    }
   });
 
   it('takes 2 to 5 steps', () => {

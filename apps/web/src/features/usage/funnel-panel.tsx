@@ -2,10 +2,13 @@ import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@ga
 import { useState, type FormEvent } from 'react';
 import { useEndpoint } from '../../auth/api-client';
 import { DownloadCsv } from './download-csv';
+import { EstimatesNote, estimatedHeading } from './estimates-note';
 import { formatCount, formatMs, formatRate } from './format';
 import { LongText } from './long-text';
 import { Panel } from './panel';
 import type { PanelScope, Segment } from './usage-api';
+
+const MEDIAN_HEADING = 'Median time from previous';
 
 function FunnelResult({
   period,
@@ -31,9 +34,11 @@ function FunnelResult({
             <thead>
               <tr>
                 <th scope="col">Step</th>
-                <th scope="col">Users</th>
+                <th scope="col">{estimatedHeading('Users', 'users', data.estimates)}</th>
                 <th scope="col">Dropped</th>
-                <th scope="col">Median time from previous</th>
+                <th scope="col">
+                  {estimatedHeading(MEDIAN_HEADING, 'medianMsFromPrevious', data.estimates)}
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -49,6 +54,10 @@ function FunnelResult({
               ))}
             </tbody>
           </table>
+          <EstimatesNote
+            estimates={data.estimates}
+            headings={{ users: 'Users', medianMsFromPrevious: MEDIAN_HEADING }}
+          />
           <DownloadCsv
             table="Funnel"
             period={data}
