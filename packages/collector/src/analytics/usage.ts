@@ -221,7 +221,7 @@ const pagesSql = (seg: string, shift: number) => `SELECT n.name, g.views, g.user
 ) g JOIN (${pageNamesSql}) n USING (name_key)
 ORDER BY views DESC, name LIMIT ${LIST_LIMIT}`;
 
-// The same grouped by the name's text, when the keys cannot tell the pages apart (pageKeysAmbiguousSql).
+// The same grouped by the name's text, when the keys cannot tell the pages apart (pagesPlanSql).
 const pagesByNameSql = (
   seg: string,
   shift: number,
