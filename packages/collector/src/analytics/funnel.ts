@@ -6,6 +6,7 @@ import {
   numOrNull,
   period,
   segmentSql,
+  sketchBoundValues,
   ts,
   type UsageOptions,
   type UsageReader,
@@ -17,7 +18,6 @@ import {
   sampledCountEstimate,
   sampledMedianEstimate,
   sampleShift,
-  sketchBoundValues,
   widerShift,
   type Sampling,
 } from './sample.js';
@@ -130,7 +130,8 @@ export async function queryFunnel(
     const rows = await reader.read(funnelSql(steps, seg, num(shared?.n) > 0, shift), values);
     const byStep = new Map(rows.map((r) => [num(r.step), r]));
     const sampled = steps.map((_, i) => num(byStep.get(i)?.users));
-    const wider = widerShift(shift, Math.min(...sampled), sampling);
+    const fewest = Math.min(...sampled);
+    const wider = widerShift(shift, fewest, sampling);
     if (wider !== shift) {
       shift = wider;
       continue;
@@ -149,7 +150,7 @@ export async function queryFunnel(
         shift === 0
           ? []
           : [
-              sampledCountEstimate('users', shift, Math.min(...sampled)),
+              sampledCountEstimate('users', shift, fewest),
               sampledMedianEstimate('medianMsFromPrevious', shift, Math.min(...sampled.slice(1))),
             ],
     };

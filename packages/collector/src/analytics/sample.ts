@@ -1,5 +1,3 @@
-import { DAY, ts } from './sql.js';
-
 /**
  * A sample of users for the queries no daily sketch can answer (a funnel; a segment's page list), once
  * the period holds more rows than they count exactly in time (ADR 0079). One user in 2^shift is read,
@@ -13,15 +11,6 @@ export interface Sampling {
   /** The fewest users a figure may rest on in the sample; a figure on fewer is counted on all users. */
   minUsers: number;
 }
-
-/**
- * The parameters of a bound on the rows of a period [from, to) from the daily sketches: the first day it
- * touches and its end (as $1, $2).
- */
-export const sketchBoundValues = (p: { from: number; to: number }) => [
-  ts(Math.floor(p.from / DAY) * DAY),
-  ts(p.to),
-];
 
 /** Most a sample thins: one user in 2^MAX_SHIFT. */
 const MAX_SHIFT = 8;
@@ -43,14 +32,12 @@ export function widerShift(shift: number, fewest: number, sampling: Sampling): n
 }
 
 /**
- * Whether the row of `alias` (a table alias with its dot, or none) is in the sample: its user key's
- * hash (hashed again: the key is DuckDB's hash of a text, whose low bits need not be spread) has its
- * `shift` low bits zero. Rows without a user are out. Nothing at shift 0.
+ * Whether the row of `alias` (a table alias with its dot, or none) is in the sample of 1 user in
+ * 2^`shift` (shift ≥ 1): its user key's hash (hashed again: the key is DuckDB's hash of a text, whose
+ * low bits need not be spread) has its `shift` low bits zero. Rows without a user are out.
  */
 export const inSampleSql = (shift: number, alias = '') =>
-  shift === 0
-    ? 'true'
-    : `(${alias}user_key IS NOT NULL AND (hash(${alias}user_key) & ${2 ** shift - 1}) = 0)`;
+  `(${alias}user_key IS NOT NULL AND (hash(${alias}user_key) & ${2 ** shift - 1}) = 0)`;
 
 const sampleMethod = (shift: number) => `a sample of 1 user in ${2 ** shift}, chosen by a hash of their id`;
 

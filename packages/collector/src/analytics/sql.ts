@@ -179,6 +179,16 @@ export const sketchEdgeSql = (type: string, columns: string) => `edge AS MATERIA
   UNION ALL SELECT ${columns} FROM items WHERE type = '${type}' AND time >= $2 AND time < $4
 )`;
 
+/**
+ * The parameters of a bound on the rows of a period [from, to) from the daily sketches: the first day it
+ * touches and its end (as $1, $2). The funnel and the Pages panel size their sample of users by it
+ * (sample.ts).
+ */
+export const sketchBoundValues = (p: { from: number; to: number }) => [
+  ts(Math.floor(p.from / DAY) * DAY),
+  ts(p.to),
+];
+
 /** The parameters of a sketch query (usage.ts, events.ts) over period `p`. */
 export const sketchValues = (
   p: { from: number; to: number },

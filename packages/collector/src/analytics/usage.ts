@@ -47,6 +47,7 @@ import {
   period,
   segmentSql,
   sketchDays,
+  sketchBoundValues,
   sketchEdgeSql,
   sketchValues,
   strOrNull,
@@ -55,13 +56,7 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
-import {
-  inSampleSql,
-  sampledCountEstimate,
-  sampleShift,
-  sketchBoundValues,
-  type Sampling,
-} from './sample.js';
+import { inSampleSql, sampledCountEstimate, sampleShift, type Sampling } from './sample.js';
 
 // The API's own (one description of the usage API for the server, the SPA and these queries).
 export { SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } from '@gatehouse/api-contract';
