@@ -260,3 +260,39 @@ test('kill -9 of the store holder under ingest loses no acknowledged item; the r
   expect(unacknowledged.length).toBeGreaterThan(0);
   await expectStoredOnce(telemetry.envelopes());
 });
+
+test('Redis away degrades every replica without taking any out of the balancer', async () => {
+  const redis = cluster.pids.redis;
+  expect(redis).toBeDefined();
+  const readiness = () =>
+    Promise.all(
+      cluster.replicas.map(async (r) => {
+        const res = await fetch(`${r.origin}/readyz`);
+        return { status: res.status, body: (await res.json()) as { status: string; checks: object } };
+      }),
+    );
+  process.kill(redis as number, 'SIGSTOP');
+  try {
+    // Every replica says Redis fails, and stays ready: HAProxy routes on the status code.
+    await expect.poll(readiness, { timeout: 15_000 }).toEqual(
+      cluster.replicas.map(() => ({
+        status: 200,
+        body: expect.objectContaining({
+          status: 'degraded',
+          checks: expect.objectContaining({ redis: 'failing' }),
+        }),
+      })),
+    );
+    // What needs no Redis is served through the balancer, by the replicas themselves.
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${cluster.origin}/`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-gatehouse-replica')).toMatch(/^gatehouse-\d$/);
+    }
+  } finally {
+    process.kill(redis as number, 'SIGCONT');
+  }
+  await expect
+    .poll(async () => (await readiness()).map((r) => r.body.status), { timeout: 15_000 })
+    .toEqual(cluster.replicas.map(() => 'ok'));
+});

@@ -18,7 +18,7 @@ import { ProviderMetadataCache } from './auth/provider-metadata.js';
 import { parseConnectionString, type ServerConfig } from './config.js';
 import type { DevWeb } from './dev-web.js';
 import { trustProxies } from './proxy-trust.js';
-import { Readiness } from './health.js';
+import { isReady, Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
 import type { UsageSource } from './usage.js';
@@ -123,8 +123,12 @@ export function createApp(options: AppOptions) {
     ...(options.fetchImpl ? { fetchImpl: options.fetchImpl } : {}),
   });
   const readiness = options.readiness ?? new Readiness();
-  // Tokens cannot be checked before the provider's discovery (its issuer and keys) has been read once.
-  readiness.add('provider', async () => metadata.current() !== undefined || Boolean(await metadata.get()));
+  // Tokens cannot be checked before the provider's discovery (its issuer and keys) has been read once;
+  // but the provider is every replica's, so it degrades readiness rather than failing it: the app, its
+  // configuration and the telemetry are still served, and the API answers 503 until discovery is read.
+  readiness.add('provider', async () => metadata.current() !== undefined || Boolean(await metadata.get()), {
+    shared: true,
+  });
 
   const nonces = config.dpop.nonces ? new DpopNonces(config.dpop.nonceSecret) : undefined;
   const dpop: DpopPolicy = {
@@ -222,7 +226,7 @@ export function createApp(options: AppOptions) {
   app.get('/readyz', (_req, res, next) => {
     readiness.report().then((report) => {
       res
-        .status(report.status === 'ok' ? 200 : 503)
+        .status(isReady(report) ? 200 : 503)
         .set('Cache-Control', 'no-store')
         .json(report);
     }, next);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Readiness } from './health.js';
+import { isReady, Readiness } from './health.js';
 
 describe('Readiness', () => {
   it('is ok when every check passes, and failing (naming the check) when one does not', async () => {
@@ -13,6 +13,24 @@ describe('Readiness', () => {
       status: 'failing',
       checks: { store: 'ok', redis: 'failing' },
     });
+  });
+
+  it("is degraded, not failing, when only a shared dependency's check fails, and ready either way", async () => {
+    let redis = true;
+    let store = true;
+    const readiness = new Readiness({ cacheMs: 0 })
+      .add('store', () => store)
+      .add('redis', () => redis, { shared: true });
+    redis = false;
+    const degraded = await readiness.report();
+    expect(degraded).toEqual({ status: 'degraded', checks: { store: 'ok', redis: 'failing' } });
+    expect(isReady(degraded)).toBe(true);
+    store = false;
+    const failing = await readiness.report();
+    expect(failing).toEqual({ status: 'failing', checks: { store: 'failing', redis: 'failing' } });
+    expect(isReady(failing)).toBe(false);
+    readiness.drain();
+    expect(isReady(await readiness.report())).toBe(false);
   });
 
   it('reports a throwing or hung check as failing, without its message, and tells the log why', async () => {

@@ -1,8 +1,14 @@
 /**
  * Liveness and readiness as load balancers and orchestrators probe them: `/healthz` says the process
- * answers, `/readyz` whether it can serve (its dependencies answer) and is not shutting down. Both are
- * unauthenticated, so the answer names each check and its state, never an address or an error message
- * (those go to the log, once per change).
+ * answers, `/readyz` whether this replica can serve (its own resources in order) and is not shutting
+ * down. Both are unauthenticated, so the answer names each check and its state, never an address or an
+ * error message (those go to the log, once per change).
+ *
+ * A dependency that every replica shares (Redis, the identity provider, the store holder) is checked
+ * and shown, but never fails readiness: it would fail on every replica at once, and the balancer would
+ * then take them all out and answer 503 to everything, including what could still be served (the app,
+ * sign-in, bearer calls). Its failure makes the report `degraded` (200), as Kubernetes' probe guidance
+ * and Envoy's health checks ask (docs/decisions/0097-shared-dependencies-never-fail-readiness.md).
  */
 
 export type CheckState = 'ok' | 'failing';
@@ -11,8 +17,24 @@ export type CheckState = 'ok' | 'failing';
 export type ReadinessCheck = () => boolean | Promise<boolean>;
 
 export interface ReadinessReport {
-  status: 'ok' | 'failing' | 'draining';
+  /**
+   * `ok`: every check passes; `degraded`: only checks of shared dependencies fail (still ready);
+   * `failing`: one of this replica's own checks fails; `draining`: shutting down.
+   */
+  status: 'ok' | 'degraded' | 'failing' | 'draining';
   checks: Record<string, CheckState>;
+}
+
+/** Whether a report means "send traffic here": `/readyz` answers 200 for these, 503 otherwise. */
+export const isReady = (report: ReadinessReport): boolean =>
+  report.status === 'ok' || report.status === 'degraded';
+
+export interface CheckOptions {
+  /**
+   * A dependency every replica shares (Redis, the provider, the store holder): its failure is shown
+   * and logged, and makes the report `degraded`, never `failing`.
+   */
+  shared?: boolean;
 }
 
 export interface ReadinessOptions {
@@ -26,7 +48,7 @@ export interface ReadinessOptions {
 }
 
 export class Readiness {
-  readonly #checks = new Map<string, ReadinessCheck>();
+  readonly #checks = new Map<string, { check: ReadinessCheck; shared: boolean }>();
   readonly #states = new Map<string, CheckState>();
   readonly #cacheMs: number;
   readonly #timeoutMs: number;
@@ -44,8 +66,8 @@ export class Readiness {
   }
 
   /** Adds a dependency; its name is what `/readyz` shows (a word, not an address). */
-  add(name: string, check: ReadinessCheck): this {
-    this.#checks.set(name, check);
+  add(name: string, check: ReadinessCheck, options: CheckOptions = {}): this {
+    this.#checks.set(name, { check, shared: options.shared ?? false });
     this.#last = undefined;
     return this;
   }
@@ -71,12 +93,14 @@ export class Readiness {
 
   async #run(): Promise<ReadinessReport> {
     const entries = await Promise.all(
-      [...this.#checks].map(async ([name, check]) => [name, await this.#probe(name, check)] as const),
+      [...this.#checks].map(
+        async ([name, { check, shared }]) => [name, await this.#probe(name, check), shared] as const,
+      ),
     );
-    const checks = Object.fromEntries(entries);
+    const failing = entries.filter(([, state]) => state === 'failing');
     const report: ReadinessReport = {
-      status: entries.every(([, state]) => state === 'ok') ? 'ok' : 'failing',
-      checks,
+      status: failing.length === 0 ? 'ok' : failing.every(([, , shared]) => shared) ? 'degraded' : 'failing',
+      checks: Object.fromEntries(entries.map(([name, state]) => [name, state])),
     };
     this.#last = { at: this.#now(), report };
     return report;

@@ -84,8 +84,11 @@ async function main() {
         `readiness: ${name} is ${state}${reason ? ` (${reason})` : ''}`,
       ),
   });
-  readiness.add('store', () => telemetry.ready());
-  if (shared) readiness.add('redis', () => shared.ping());
+  // The store is this replica's own, except on a forwarding replica, where it is the store holder's:
+  // every forwarding replica shares it, so while it restarts they stay ready (and hold or refuse items).
+  readiness.add('store', () => telemetry.ready(), { shared: telemetry.role === 'forwarding' });
+  // Redis is every replica's: its outage degrades readiness (shown, logged), never fails it.
+  if (shared) readiness.add('redis', () => shared.ping(), { shared: true });
 
   const app = createApp({
     config,
