@@ -32,7 +32,8 @@ const dataDir = () => mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
 
 const server = (env: Record<string, string>) => ({
   command: 'node apps/server/dist/main.js',
-  env: { GATEHOUSE_DATA_DIR: dataDir(), ...env, NODE_ENV: 'production' },
+  // One server per test origin: the only replica, so production's shared state (Redis) is not needed.
+  env: { GATEHOUSE_DATA_DIR: dataDir(), GATEHOUSE_SINGLE_REPLICA: '1', ...env, NODE_ENV: 'production' },
   stdout: 'ignore' as const,
   stderr: 'pipe' as const,
   reuseExistingServer: false,

@@ -144,6 +144,8 @@ export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PO
       NODE_ENV: 'production',
       // The bundled provider, in production mode: allowed explicitly (docs/decisions/0016).
       ALLOW_BUNDLED_DEV_IDP: '1',
+      // One process: the only replica (production asks for Redis or this).
+      GATEHOUSE_SINGLE_REPLICA: '1',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

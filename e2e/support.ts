@@ -183,6 +183,8 @@ export async function startServer(
       // A test's own server may run its bundled provider whatever NODE_ENV the runner has.
       ALLOW_BUNDLED_DEV_IDP: '1',
       DEV_IDP_TEST_CONTROLS_SECRET: TEST_CONTROLS_SECRET,
+      // One server per test: the only replica, whatever NODE_ENV the runner has.
+      GATEHOUSE_SINGLE_REPLICA: '1',
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],

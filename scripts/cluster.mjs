@@ -143,8 +143,9 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     OIDC_AUTHORITY: layout.idp,
     OIDC_CLIENT_ID: 'gatehouse',
     OIDC_AUDIENCE: `${layout.origin}/api`,
-    // Behind HAProxy: the client's address is the one it adds to X-Forwarded-For.
-    TRUST_PROXY: '1',
+    // Behind HAProxy (127.0.0.1): the client's address is the one it adds to X-Forwarded-For, believed
+    // only from it; a client that reaches a replica directly is its own connection's address.
+    TRUST_PROXY: '127.0.0.1',
     REDIS_URL: `redis://127.0.0.1:${layout.redisPort}`,
     TELEMETRY_USER_ID_SECRET: secrets.userIdSecret,
     COLLECTOR_TOKEN: secrets.collectorToken,

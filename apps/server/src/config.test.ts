@@ -35,7 +35,10 @@ describe('loadConfig', () => {
   });
 
   it('refuses the bundled provider in production or on a public origin, unless switched on', () => {
-    for (const env of [{ NODE_ENV: 'production' }, { PUBLIC_ORIGIN: 'https://app.example.com' }]) {
+    for (const env of [
+      { NODE_ENV: 'production', GATEHOUSE_SINGLE_REPLICA: '1' },
+      { PUBLIC_ORIGIN: 'https://app.example.com' },
+    ]) {
       expect(() => loadConfig(env)).toThrow(ConfigError);
       expect(() => loadConfig(env)).toThrow(
         /OIDC_AUTHORITY: is required .*admin\/admin.*ALLOW_BUNDLED_DEV_IDP=1/,
@@ -47,7 +50,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses a plain-http provider in production, except on loopback', () => {
-    const provider = { NODE_ENV: 'production', OIDC_CLIENT_ID: 'gatehouse' };
+    const provider = { NODE_ENV: 'production', GATEHOUSE_SINGLE_REPLICA: '1', OIDC_CLIENT_ID: 'gatehouse' };
     expect(() => loadConfig({ ...provider, OIDC_AUTHORITY: 'http://idp.example.com' })).toThrow(
       /OIDC_AUTHORITY: must use https when NODE_ENV=production/,
     );
@@ -117,6 +120,46 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(1);
     expect(loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '2' }).trustProxy).toBe(2);
     expect(() => loadConfig({ TRUST_PROXY: '1', TRUST_PROXY_HOPS: '0' })).toThrow(/TRUST_PROXY_HOPS/);
+  });
+
+  it('refuses production without shared state, unless told that this is the only replica', () => {
+    const production = {
+      NODE_ENV: 'production',
+      OIDC_AUTHORITY: 'https://id.example.com',
+      OIDC_CLIENT_ID: 'gatehouse',
+      PUBLIC_ORIGIN: 'https://app.example.com',
+    };
+    expect(() => loadConfig(production)).toThrow(
+      /REDIS_URL: is required when NODE_ENV=production: .*or GATEHOUSE_SINGLE_REPLICA=1 if this process is the only replica\.$/m,
+    );
+    expect(loadConfig({ ...production, GATEHOUSE_SINGLE_REPLICA: '1' }).redisUrl).toBeUndefined();
+    expect(loadConfig({ ...production, REDIS_URL: 'rediss://redis.example.com:6380' }).redisUrl).toBe(
+      'rediss://redis.example.com:6380',
+    );
+    // Several replicas by their own settings: "alone" contradicts them.
+    const replica = {
+      ...production,
+      GATEHOUSE_SINGLE_REPLICA: '1',
+      COLLECTOR_TOKEN: 'x'.repeat(32),
+      TELEMETRY_USER_ID_SECRET: 'y'.repeat(32),
+    };
+    expect(() => loadConfig(replica)).toThrow(
+      /REDIS_URL: is required when NODE_ENV=production with COLLECTOR_TOKEN \(several replicas\).*Set REDIS_URL on every replica\.$/m,
+    );
+    // Outside production, a replica without Redis starts (and warns).
+    expect(() => loadConfig({ ...replica, NODE_ENV: '' })).not.toThrow();
+  });
+
+  it("trusts proxies by address: addresses, CIDR ranges and proxy-addr's names, naming what is wrong", () => {
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,fd00::/8, loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.0.2.7',
+      'fd00::/8',
+      'loopback',
+    ]);
+    expect(() => loadConfig({ TRUST_PROXY: '10.0.0.0/33,balancer.internal, ::1' })).toThrow(
+      /TRUST_PROXY: .*not: 10\.0\.0\.0\/33, balancer\.internal$/m,
+    );
   });
 
   it('serves https with a certificate and key, both or neither', () => {
@@ -280,6 +323,7 @@ describe('loadConfig', () => {
       ALLOW_BUNDLED_DEV_IDP: '1',
       COLLECTOR_TOKEN: token,
       TELEMETRY_USER_ID_SECRET: secret,
+      REDIS_URL: 'redis://127.0.0.1:6379',
     };
     expect(() => loadConfig({ ...production, COLLECTOR_URL: 'http://10.0.0.5:3000' })).toThrow(
       /COLLECTOR_URL: must use https when NODE_ENV=production/,

@@ -132,6 +132,25 @@ const envSchema = environment.superRefine((env, ctx) => {
       message: "is required when COLLECTOR_URL is set (the store holder's COLLECTOR_TOKEN)",
     });
   }
+  // Several replicas must share the DPoP replay table and the rate limits (Redis), else a proof one
+  // accepted is accepted again by each of the others. A replica cannot see its peers (a relay-only
+  // cluster has no sign of them), so in production it asks to be told: Redis, or that it is alone.
+  if (production && !env.REDIS_URL) {
+    const several = env.COLLECTOR_TOKEN ? 'COLLECTOR_TOKEN' : env.COLLECTOR_URL ? 'COLLECTOR_URL' : undefined;
+    if (several || !env.GATEHOUSE_SINGLE_REPLICA) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REDIS_URL'],
+        message:
+          `is required when NODE_ENV=production${several ? ` with ${several} (several replicas)` : ''}: ` +
+          'replicas share the DPoP replay table and the rate limits in Redis, and without it a DPoP proof one ' +
+          'replica accepted can be replayed once at every other. ' +
+          (several
+            ? 'Set REDIS_URL on every replica.'
+            : 'Set REDIS_URL, or GATEHOUSE_SINGLE_REPLICA=1 if this process is the only replica.'),
+      });
+    }
+  }
   if (env.COLLECTOR_TOKEN && !env.TELEMETRY_USER_ID_SECRET) {
     ctx.addIssue({
       code: 'custom',
@@ -159,10 +178,12 @@ export interface ServerConfig {
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
   /**
-   * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed, counted
-   * from the server (TRUST_PROXY_HOPS when TRUST_PROXY is set); 0: none, the connection is the client.
+   * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed: their
+   * addresses and ranges (TRUST_PROXY as a list: believed only from them), or a count of hops from the
+   * server (TRUST_PROXY_HOPS when TRUST_PROXY=1: believed from whoever connects); 0: none, the
+   * connection is the client.
    */
-  trustProxy: number;
+  trustProxy: number | readonly string[];
   /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
   dpop: {
     /** `required`: bearer tokens are refused; `allowed`: DPoP-bound and bearer tokens are both taken. */
@@ -306,7 +327,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
   return {
     port: e.PORT,
     publicOrigin,
-    trustProxy: e.TRUST_PROXY ? e.TRUST_PROXY_HOPS : 0,
+    trustProxy: e.TRUST_PROXY === true ? e.TRUST_PROXY_HOPS : e.TRUST_PROXY || 0,
     dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },
     tls,
     oidc: {

@@ -30,6 +30,17 @@ async function main() {
   const shared =
     config.redisUrl === undefined ? undefined : new SharedState({ url: config.redisUrl, logger });
   await shared?.connect();
+  if (
+    typeof config.trustProxy === 'number' &&
+    config.trustProxy > 0 &&
+    config.collector.token !== undefined
+  ) {
+    logger.warn(
+      'TRUST_PROXY counts hops: X-Forwarded-For is believed from whoever connects, and replicas are ' +
+        "reachable without the balancer (the store holder must be); set TRUST_PROXY to the balancer's " +
+        'addresses or ranges (docs/replicas.md)',
+    );
+  }
   if (!shared && config.collector.token !== undefined) {
     logger.warn(
       'several replicas (COLLECTOR_TOKEN) without REDIS_URL: each keeps its own DPoP replay table and ' +

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { clientAddress } from '@gatehouse/collector';
+import { clientAddress, compileTrust, type TrustProxySetting } from '@gatehouse/collector';
 import express from 'express';
 import { afterAll, describe, expect, it } from 'vitest';
 import { trustProxies } from './proxy-trust.js';
@@ -9,11 +9,16 @@ const servers: Server[] = [];
 afterAll(() => Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve)))));
 
 /** An app that says who it thinks called it: Express's req.ip and req.protocol, and the collector's rule. */
-async function echo(hops: number) {
+async function echo(trust: TrustProxySetting) {
   const app = express();
-  trustProxies(app, hops);
+  trustProxies(app, trust);
   app.get('/', (req, res) => {
-    res.json({ ip: req.ip, protocol: req.protocol, secure: req.secure, source: clientAddress(req, hops) });
+    res.json({
+      ip: req.ip,
+      protocol: req.protocol,
+      secure: req.secure,
+      source: clientAddress(req, compileTrust(trust)),
+    });
   });
   const server = app.listen(0, '127.0.0.1');
   servers.push(server);
@@ -57,5 +62,20 @@ describe('trusting proxies', () => {
     const ask = await echo(0);
     const answer = await ask({ 'X-Forwarded-For': '203.0.113.1', 'X-Forwarded-Proto': 'https' });
     expect(answer).toEqual({ ip: '127.0.0.1', protocol: 'http', secure: false, source: '127.0.0.1' });
+  });
+
+  it('trusted by address: believes the balancer, and nothing from a client that reaches the app directly', async () => {
+    const viaBalancer = await echo(['127.0.0.1']);
+    expect(
+      await viaBalancer({ 'X-Forwarded-For': '203.0.113.1:5012', 'X-Forwarded-Proto': 'https' }),
+    ).toEqual({ ip: '203.0.113.1', protocol: 'https', secure: true, source: '203.0.113.1' });
+    // The app's own connection is from 127.0.0.1: trust a range that does not hold it.
+    const direct = await echo(['10.0.0.0/8']);
+    expect(await direct({ 'X-Forwarded-For': '203.0.113.1', 'X-Forwarded-Proto': 'https' })).toEqual({
+      ip: '127.0.0.1',
+      protocol: 'http',
+      secure: false,
+      source: '127.0.0.1',
+    });
   });
 });

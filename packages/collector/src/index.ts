@@ -21,7 +21,15 @@ export type { ForwardingSink, StoreHolderClientOptions } from './replicas/store-
 export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './replicas/internal-api.js';
 export type { ItemSink, StoreSink, StoreSinkOptions } from './store/sink.js';
 export type { PackedItems } from './store/packed.js';
-export { clientAddress, sourceKey } from './http/source-address.js';
+export {
+  clientAddress,
+  compileTrust,
+  sourceKey,
+  trustedHops,
+  withoutPort,
+  type ProxyTrust,
+  type TrustProxySetting,
+} from './http/source-address.js';
 export { RateLimits } from './http/rate-limit.js';
 export type { Grant, RateLimiter } from './http/rate-limit.js';
 export { defaultHttpLimits, httpServerOptions, limitServer } from './http/http-limits.js';

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseConnectionString } from './connection-string.js';
 
@@ -17,6 +18,43 @@ const flag = z
   .enum(['1', '0', 'true', 'false'], { error: 'must be 1 or true (on), 0 or false (off)' })
   .default('0')
   .transform((value) => value === '1' || value === 'true');
+/** The names Express's `trust proxy` (proxy-addr) knows besides addresses and ranges. */
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+/** An address, a CIDR range (`10.0.0.0/8`, `fd00::/8`) or one of `PROXY_NAMES`. */
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const prefix = Number(bits);
+  return /^\d+$/.test(bits) && prefix <= (family === 4 ? 32 : 128);
+}
+/**
+ * Which proxies' X-Forwarded-For / -Proto are believed: off (`0`, `false`, unset); a count of hops
+ * (`1`, `true`: TRUST_PROXY_HOPS of them, believed from whoever connects); or the proxies' addresses,
+ * ranges and the names `loopback`, `linklocal`, `uniquelocal`, comma-separated (believed only from them).
+ */
+const trustProxy = z
+  .string()
+  .default('0')
+  .transform((value, ctx): boolean | string[] => {
+    const text = value.trim();
+    if (text === '' || text === '0' || text === 'false') return false;
+    if (text === '1' || text === 'true') return true;
+    const entries = text.split(',').map((entry) => entry.trim());
+    const wrong = entries.filter((entry) => !isProxyEntry(entry));
+    if (wrong.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          `must be 1 or true (one proxy, from anywhere), 0 or false (none), or the proxies' addresses and ` +
+          `CIDR ranges (or loopback, linklocal, uniquelocal), comma-separated; not: ${wrong.join(', ')}`,
+      });
+      return z.NEVER;
+    }
+    return entries;
+  });
 const optionalText = z
   .string()
   .trim()
@@ -142,8 +180,10 @@ export const environment = z.object({
   // How long a forwarding replica holds telemetry for a store holder that is restarting (then 503).
   COLLECTOR_WAIT_SECONDS: z.coerce.number().int().min(0).max(60).default(5),
   REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/ }).optional()),
-  TRUST_PROXY: flag,
-  // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY only).
+  // In production without REDIS_URL: the operator's word that this process is the only replica.
+  GATEHOUSE_SINGLE_REPLICA: flag,
+  TRUST_PROXY: trustProxy,
+  // Proxies in front of the server, each adding one X-Forwarded-For entry (with TRUST_PROXY=1 only).
   TRUST_PROXY_HOPS: z.coerce.number().int().min(1).max(10).default(1),
   // RFC 9449: DPoP-bound tokens are always taken; `required` refuses bearer tokens.
   API_DPOP: z.enum(['allowed', 'required']).default('allowed'),

@@ -20,7 +20,8 @@ describe('readEnvironment', () => {
     expect(read).toThrow(
       'The tool cannot start: the configuration is invalid.\n' +
         '  - PORT: must be between 1 and 65535\n' +
-        '  - TRUST_PROXY: must be 1 or true (on), 0 or false (off)',
+        "  - TRUST_PROXY: must be 1 or true (one proxy, from anywhere), 0 or false (none), or the proxies' " +
+        'addresses and CIDR ranges (or loopback, linklocal, uniquelocal), comma-separated; not: yes',
     );
   });
 

@@ -7,7 +7,7 @@ import type { ItemError } from '../protocol/ingest.js';
 import { startIngest } from '../protocol/ingest-offload.js';
 import { packedBytes, rowBytes, selectPacked, type PackedItems } from '../store/packed.js';
 import { RateLimits, type RateLimiter } from './rate-limit.js';
-import { clientAddress, sourceKey } from './source-address.js';
+import { clientAddress, compileTrust, sourceKey, type TrustProxySetting } from './source-address.js';
 import type { AnalyticsQueries } from '../analytics/product.js';
 import type { UsageQueries } from '../analytics/usage.js';
 import type { AnnotationQueries } from '../store/annotations.js';
@@ -72,11 +72,13 @@ export interface CollectorFrontOptions {
    */
   maxBytesInFlight?: number;
   /**
-   * Proxies in front (`true`: one): the client address is the `X-Forwarded-For` entry the outermost of
-   * them added, counted from the right (see `clientAddress`); the entries before it are the client's to
-   * write, so a limit keyed on them could be dodged. Otherwise the connection's address. Default none.
+   * Proxies in front whose `X-Forwarded-For` is believed: their addresses and ranges (believed only
+   * from them), or a count of hops (`true`: one; believed from whoever connects). The client address is
+   * then the first entry, from the right, that no trusted proxy wrote (see `clientAddress`); the entries
+   * before it are the client's to write, so a limit keyed on them could be dodged. Otherwise the
+   * connection's address. Default none.
    */
-  trustProxy?: boolean | number;
+  trustProxy?: TrustProxySetting;
   /** Seconds a client is asked to wait (Retry-After) after a 503. Default 10. */
   retryAfterSeconds?: number;
   /** Items older than this many days are refused (and deleted by the store). Default 90; 0 keeps everything. */
@@ -345,9 +347,9 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     ),
   );
 
-  const proxyHops = options.trustProxy === true ? 1 : options.trustProxy || 0;
+  const trust = compileTrust(options.trustProxy);
   /** The key of the client's per-source buckets: its address, an IPv6 address by its /64. */
-  const source = (req: IncomingMessage) => sourceKey(clientAddress(req, proxyHops));
+  const source = (req: IncomingMessage) => sourceKey(clientAddress(req, trust));
 
   /**
    * Admission, before a byte of the body is read: the request's first item and its body's declared

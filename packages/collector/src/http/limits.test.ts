@@ -242,6 +242,26 @@ describe('rate limits', () => {
     expect(await from(direct, '203.0.113.1')).toBe(200);
     expect(await from(direct, '198.51.100.7')).toBe(429);
   });
+
+  it('believes X-Forwarded-For only from the proxies trusted by address, without ports, never garbage', async () => {
+    // The balancer is 127.0.0.1; 127.0.0.2 reaches the collector directly (as a store holder can be).
+    const t = await start({ maxItemsPerSecondPerSource: 1, trustProxy: ['127.0.0.1'] });
+    const item = json(browserBatch(1));
+    const from = (forwardedFor: string, local?: string) =>
+      post(t, item, { 'X-Forwarded-For': forwardedFor }, local).then((a) => a.status);
+
+    expect(await from('203.0.113.1:5012')).toBe(200);
+    // The same client on another connection (Azure writes the client's port): the same source.
+    expect(await from('203.0.113.1:6100')).toBe(429);
+    // Past the balancer, what is no address is keyed by the connection (the balancer): no fresh bucket.
+    expect(await from('not-an-address')).toBe(200);
+    expect(await from('still-not-one')).toBe(429);
+    // Directly, the header is nobody's word: neither a fresh bucket nor a victim's.
+    expect(await from('198.51.100.7', '127.0.0.2')).toBe(200);
+    expect(await from('198.51.100.8', '127.0.0.2')).toBe(429);
+    expect(await from('203.0.113.50', '127.0.0.2')).toBe(429);
+    expect(await from('203.0.113.50')).toBe(200);
+  });
 });
 
 /** A trace whose message is `bytes` of random text (which compresses to nothing less). */

@@ -1,22 +1,70 @@
 import type { IncomingMessage } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
+import proxyaddr from 'proxy-addr';
 
 /**
- * The client's address, for per-source limits: behind `hops` trusted proxies (each adding one
- * `X-Forwarded-For` entry), the entry `hops` places from the right, the one the outermost of them
- * added (the entries before it are the client's to write, so a limit keyed on them could be dodged);
- * the left-most when there are fewer entries; else the connection's address. This is what Express
- * makes `req.ip` with `trust proxy` set to the same count (apps/server/src/proxy-trust.ts).
+ * Which peers' `X-Forwarded-For` (and `X-Forwarded-Proto`) are believed: `address` is the connection's
+ * address (`hop` 0) or an `X-Forwarded-For` entry counted from the right (`hop` 1, 2, ...), with any
+ * port already stripped. Express's `trust proxy` takes the same function.
  */
-export function clientAddress(req: IncomingMessage, hops: number): string {
+export type ProxyTrust = (address: string, hop: number) => boolean;
+
+/**
+ * The proxies trusted: a count of hops (each adding one `X-Forwarded-For` entry; believed from whoever
+ * connects), or the proxies' addresses, CIDR ranges and the names `loopback`, `linklocal` and
+ * `uniquelocal` (believed only from them: what Express's `trust proxy` takes). `true` is one hop.
+ */
+export type TrustProxySetting = boolean | number | readonly string[];
+
+/**
+ * The trust function for a setting, as Express compiles its `trust proxy` (proxy-addr): a count trusts
+ * the first `n` hops whatever their address; a list trusts exactly those addresses. Throws a TypeError
+ * naming an entry that is neither an address, a range nor a known name.
+ */
+export function compileTrust(setting: TrustProxySetting | undefined): ProxyTrust {
+  if (typeof setting === 'object') {
+    if (setting.length === 0) return () => false;
+    const trusted = proxyaddr.compile([...setting]);
+    return (address, hop) => trusted(withoutPort(address), hop);
+  }
+  const hops = setting === true ? 1 : setting || 0;
+  return (_address, hop) => hop < hops;
+}
+
+/**
+ * An address without the port some proxies add (`203.0.113.9:5012`, `[2001:db8::1]:443`, as Azure App
+ * Service and Application Gateway write `X-Forwarded-For`), so that one client is one source whatever
+ * connection it came on. Anything else is returned as it is.
+ */
+export function withoutPort(entry: string): string {
+  const text = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(text);
+  if (bracketed) return bracketed[1] ?? text;
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(text);
+  return v4?.[1] ?? text;
+}
+
+/**
+ * The client's address, for per-source limits: walking from the connection towards the client, past
+ * every peer `trust` believes, the first one it does not (or the left-most entry); its port stripped.
+ * This is Express's `req.ip` with the same trust (proxy-addr), so the app and the collector agree. An
+ * entry that is no address (garbage a client wrote past a trusted proxy that appends) is not a source
+ * of its own: the connection's address stands for it, so it cannot mint a fresh bucket per request.
+ */
+export function clientAddress(req: IncomingMessage, trust: ProxyTrust): string {
   const connection = req.socket.remoteAddress ?? '';
-  if (hops <= 0) return connection;
-  // Node joins repeated X-Forwarded-For headers with ', '.
-  const entries = String(req.headers['x-forwarded-for'] ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  return entries[Math.max(0, entries.length - hops)] ?? connection;
+  const address = withoutPort(proxyaddr(req, trust));
+  return isIP(address) === 0 && isIP(address.split('%', 1)[0] ?? '') === 0 ? connection : address;
+}
+
+/**
+ * How many proxies in front of this request are trusted, counted from the connection: 0 when the
+ * connection itself is not from a trusted proxy; otherwise at least 1 (a proxy may set
+ * `X-Forwarded-Proto` without `X-Forwarded-For`), plus each trusted entry after it.
+ */
+export function trustedHops(req: IncomingMessage, trust: ProxyTrust): number {
+  if (!trust(req.socket.remoteAddress ?? '', 0)) return 0;
+  return Math.max(1, proxyaddr.all(req, trust).length - 1);
 }
 
 /** The 16-bit groups of an IPv6 address (`net.isIPv6` true), a trailing dotted quad as two of them. */
