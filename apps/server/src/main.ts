@@ -15,7 +15,9 @@ import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
-  const config = loadConfig(process.env);
+  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
+  const dev = process.argv.includes('--dev');
+  const config = loadConfig(process.env, { dev });
   const logger = createLogger(config.logLevel);
   const closers: Array<() => Promise<void>> = [];
   let authority = config.oidc.authority;
@@ -73,10 +75,7 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
-  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
-  const devWeb = process.argv.includes('--dev')
-    ? new DevWeb(new URL('../../web/', import.meta.url))
-    : undefined;
+  const devWeb = dev ? new DevWeb(new URL('../../web/', import.meta.url)) : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
@@ -105,11 +104,20 @@ async function main() {
     ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
-  const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
+  const server = await listen(
+    app,
+    config.port,
+    config.tls,
+    { ...defaultHttpLimits, ...config.http },
+    config.listenHost,
+  );
   await devWeb?.listening(server);
   const requests = trackRequests(server);
 
-  const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
+  const listening = config.listenHost
+    ? `${config.listenHost} only, port ${config.port}`
+    : `port ${config.port}`;
+  const running = `Gatehouse is running at ${config.publicOrigin} (listening on ${listening})`;
   const provider = `${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`;
   if (process.stdout.isTTY) {
     // `npm start` in a terminal: a banner for the person who typed it.
