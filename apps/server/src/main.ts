@@ -3,7 +3,7 @@ import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from
 import { createApp } from './app.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
-import { DevWeb } from './dev-web.js';
+import { DevWeb, devDeniedPaths } from './dev-web.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
@@ -75,7 +75,7 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
-  const devWeb = dev ? new DevWeb(new URL('../../web/', import.meta.url)) : undefined;
+  const devWeb = dev ? new DevWeb(new URL('../../web/', import.meta.url), devDeniedPaths(config)) : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
