@@ -15,6 +15,7 @@ const PAGE_FILE = 'apps/web/src/features/home/home-page.tsx';
 const original = readFileSync(PAGE_FILE, 'utf8');
 /** A page the second test adds, as the README's recipe says, and takes away. */
 const NEW_FEATURE = 'apps/web/src/features/dev-loop-probe';
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'gatehouse-e2e-dev-'));
 let dev: ChildProcess;
 
 test.beforeAll(async () => {
@@ -27,7 +28,7 @@ test.beforeAll(async () => {
         ...process.env,
         PORT: String(port(44)),
         IDP_PORT: String(port(45)),
-        GATEHOUSE_DATA_DIR: mkdtempSync(join(tmpdir(), 'gatehouse-e2e-dev-')),
+        GATEHOUSE_DATA_DIR: DATA_DIR,
         NODE_ENV: '',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -113,4 +114,9 @@ test('a page file added under features/ is in the route table and the navigation
     rmSync(NEW_FEATURE, { recursive: true, force: true });
   }
   await expect(nav.getByRole('link', { name: 'Probe' })).toHaveCount(0, { timeout: 30_000 });
+});
+
+test('Vite does not serve the data folder: its user id key is refused through /@fs/', async () => {
+  // Made at the server's start, before it listens: a file that is there, so Vite refuses it (403).
+  expect((await fetch(`${ORIGIN}/@fs${join(DATA_DIR, 'telemetry-user-id.key')}`)).status).toBe(403);
 });

@@ -349,4 +349,33 @@ describe('loadConfig', () => {
     // Outside production, any Redis (a developer's, on another machine) is taken.
     expect(loadConfig({ REDIS_URL: 'redis://10.0.0.7:6379' }).redisUrl).toBe('redis://10.0.0.7:6379');
   });
+
+  it('refuses the development server (--dev) with NODE_ENV=production, in one line saying what to run', () => {
+    const production = {
+      NODE_ENV: 'production',
+      OIDC_AUTHORITY: 'https://idp.example.com',
+      OIDC_CLIENT_ID: 'g',
+    };
+    const refusal = /^Gatehouse cannot start: --dev \(npm run dev\) .*npm start.*$/;
+    expect(() => loadConfig(production, { dev: true })).toThrow(ConfigError);
+    expect(() => loadConfig(production, { dev: true })).toThrow(refusal);
+    // Before the production rules, so the list of what production lacks does not hide it.
+    expect(() => loadConfig({ NODE_ENV: 'production' }, { dev: true })).toThrow(refusal);
+    expect(loadConfig(production).listenHost).toBeUndefined();
+  });
+
+  it('listens on loopback only in development: the public origin’s loopback address, else localhost', () => {
+    expect(loadConfig({}, { dev: true }).listenHost).toBe('localhost');
+    expect(loadConfig({ PUBLIC_ORIGIN: 'http://127.0.0.1:3000' }, { dev: true }).listenHost).toBe(
+      '127.0.0.1',
+    );
+    expect(loadConfig({ PUBLIC_ORIGIN: 'http://[::1]:3000' }, { dev: true }).listenHost).toBe('::1');
+    expect(loadConfig({ PUBLIC_ORIGIN: 'http://app.localhost:3000' }, { dev: true }).listenHost).toBe(
+      'localhost',
+    );
+    const elsewhere = { PUBLIC_ORIGIN: 'https://dev.example.com', ALLOW_BUNDLED_DEV_IDP: '1' };
+    expect(loadConfig(elsewhere, { dev: true }).listenHost).toBe('localhost');
+    // Outside development every interface, as before (a container's port is published from outside).
+    expect(loadConfig({}).listenHost).toBeUndefined();
+  });
 });

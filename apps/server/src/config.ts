@@ -8,14 +8,25 @@ import {
 
 export { ConfigError, parseConnectionString };
 
+const IPV4_LOOPBACK = /^127(\.\d{1,3}){3}$/;
+
 /** A host that only this machine reaches: the bundled provider and plain http are safe there. */
 export function isLoopbackHost(hostname: string): boolean {
   return (
     hostname === 'localhost' ||
     hostname.endsWith('.localhost') ||
     hostname === '[::1]' ||
-    /^127(\.\d{1,3}){3}$/.test(hostname)
+    IPV4_LOOPBACK.test(hostname)
   );
+}
+
+/**
+ * The loopback address to listen on for `hostname` (the public origin's): itself when it is an address
+ * (127.0.0.1, [::1]), else `localhost`, which every machine resolves (a name under .localhost may not be).
+ */
+function loopbackListenHost(hostname: string): string {
+  if (hostname === '[::1]') return '::1';
+  return IPV4_LOOPBACK.test(hostname) ? hostname : 'localhost';
 }
 
 /** Whether `url` uses the `secure` scheme, or any scheme but to this machine only. */
@@ -175,6 +186,11 @@ const envSchema = environment.superRefine((env, ctx) => {
 
 export interface ServerConfig {
   port: number;
+  /**
+   * The address the server listens on: undefined, every interface; in development (`--dev`) loopback
+   * only, since Vite's dev server reads files of the repository (docs/decisions/0096).
+   */
+  listenHost: string | undefined;
   /** The origin users reach the app at; the redirect URIs are derived from it. */
   publicOrigin: string;
   /**
@@ -312,12 +328,26 @@ export interface ServerConfig {
  */
 export const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 
-/** Validates the environment at once and names every missing or invalid key in one message. */
-export function loadConfig(env: Record<string, string | undefined>): ServerConfig {
+/**
+ * Validates the environment at once and names every missing or invalid key in one message. `dev`: the
+ * development server (`--dev`, which `npm run dev` starts), refused with NODE_ENV=production before
+ * anything else is checked, so that the production rules' list does not hide it.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  { dev = false }: { dev?: boolean } = {},
+): ServerConfig {
+  if (dev && env.NODE_ENV?.trim() === 'production') {
+    throw new ConfigError(
+      'Gatehouse cannot start: --dev (npm run dev) is the development server, which serves files of the ' +
+        'repository, and NODE_ENV is production. Build and run the app with `npm start`, or unset NODE_ENV to develop.',
+    );
+  }
   const e = readEnvironment(envSchema, env, 'Gatehouse');
   const tls =
     e.TLS_CERT_FILE && e.TLS_KEY_FILE ? { certFile: e.TLS_CERT_FILE, keyFile: e.TLS_KEY_FILE } : undefined;
-  const publicOrigin = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`).origin;
+  const publicUrl = new URL(e.PUBLIC_ORIGIN ?? `${tls ? 'https' : 'http'}://localhost:${e.PORT}`);
+  const publicOrigin = publicUrl.origin;
   const local = e.OIDC_AUTHORITY === undefined;
   const clientId = e.OIDC_CLIENT_ID ?? 'gatehouse';
   const relayKey =
@@ -326,6 +356,7 @@ export function loadConfig(env: Record<string, string | undefined>): ServerConfi
       : undefined;
   return {
     port: e.PORT,
+    listenHost: dev ? loopbackListenHost(publicUrl.hostname) : undefined,
     publicOrigin,
     trustProxy: e.TRUST_PROXY === true ? e.TRUST_PROXY_HOPS : e.TRUST_PROXY || 0,
     dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },

@@ -27,7 +27,8 @@ function run(args: string[], env: NodeJS.ProcessEnv, ready?: RegExp): Promise<Ch
 }
 
 async function dev() {
-  const config = loadConfig(process.env);
+  // What the app server will be started as (--dev below): refused here first, before anything starts.
+  const config = loadConfig(process.env, { dev: true });
   const children: ChildProcess[] = [];
   const env: NodeJS.ProcessEnv = { ...process.env };
   let provider: Awaited<ReturnType<typeof startBundledProvider>> | undefined;

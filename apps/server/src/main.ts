@@ -3,7 +3,7 @@ import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from
 import { createApp } from './app.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
-import { DevWeb } from './dev-web.js';
+import { DevWeb, devDeniedPaths } from './dev-web.js';
 import { Readiness } from './health.js';
 import { listen } from './listen.js';
 import { createLogger } from './log.js';
@@ -15,7 +15,9 @@ import type { UsageSource } from './usage.js';
 
 /** Starts Gatehouse: the local OpenID provider when none is configured, then the app server. */
 async function main() {
-  const config = loadConfig(process.env);
+  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
+  const dev = process.argv.includes('--dev');
+  const config = loadConfig(process.env, { dev });
   const logger = createLogger(config.logLevel);
   const closers: Array<() => Promise<void>> = [];
   let authority = config.oidc.authority;
@@ -84,10 +86,7 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
-  // `--dev` (npm run dev): the SPA from its sources through Vite, with hot module replacement.
-  const devWeb = process.argv.includes('--dev')
-    ? new DevWeb(new URL('../../web/', import.meta.url))
-    : undefined;
+  const devWeb = dev ? new DevWeb(new URL('../../web/', import.meta.url), devDeniedPaths(config)) : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
       logger[state === 'ok' ? 'info' : 'warn'](
@@ -119,11 +118,20 @@ async function main() {
     ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
-  const server = await listen(app, config.port, config.tls, { ...defaultHttpLimits, ...config.http });
+  const server = await listen(
+    app,
+    config.port,
+    config.tls,
+    { ...defaultHttpLimits, ...config.http },
+    config.listenHost,
+  );
   await devWeb?.listening(server);
   const requests = trackRequests(server);
 
-  const running = `Gatehouse is running at ${config.publicOrigin} (listening on port ${config.port})`;
+  const listening = config.listenHost
+    ? `${config.listenHost} only, port ${config.port}`
+    : `port ${config.port}`;
+  const running = `Gatehouse is running at ${config.publicOrigin} (listening on ${listening})`;
   const provider = `${authority}${config.oidc.authority ? '' : ' (local, for development only)'}`;
   if (process.stdout.isTTY) {
     // `npm start` in a terminal: a banner for the person who typed it.

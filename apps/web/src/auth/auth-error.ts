@@ -38,5 +38,7 @@ const providerErrorSentences: Record<string, string> = {
 
 /** OpenID Connect Core 3.1.2.6: the provider's error code, as a sentence. */
 export function providerErrorSentence(error: string): string {
-  return providerErrorSentences[error] ?? `The identity provider refused the sign-in (${error}).`;
+  // The code is the callback's `error` parameter: an own key only, never Object.prototype's `constructor`.
+  const known = Object.hasOwn(providerErrorSentences, error) ? providerErrorSentences[error] : undefined;
+  return known ?? `The identity provider refused the sign-in (${error}).`;
 }

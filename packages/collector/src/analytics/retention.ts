@@ -12,6 +12,7 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
+import { ownValue } from '../own-property.js';
 
 const UNIT_MS: Record<RetentionUnit, number> = { day: DAY, week: 7 * DAY };
 
@@ -42,8 +43,8 @@ export async function queryRetention(
   unit: RetentionUnit,
   options: UsageOptions = {},
 ): Promise<Retention> {
-  // An own property: `in` would take 'toString' (from Object.prototype) for a unit, into the SQL.
-  if (!Object.hasOwn(UNIT_MS, unit)) throw new RangeError(`Unknown retention unit ${String(unit)}`);
+  const size = ownValue(UNIT_MS, unit);
+  if (size === undefined) throw new RangeError(`Unknown retention unit ${String(unit)}`);
   const p = period(options);
   const currentHour = Math.floor(p.to / HOUR) * HOUR;
   const values: DuckDBValue[] = [ts(p.from), ts(p.to), ts(currentHour)];
@@ -52,7 +53,6 @@ export async function queryRetention(
   // The periods overlapping [from, to): the first is truncated as the SQL does (DuckDB's weeks start on
   // Monday, and 1970-01-01 was a Thursday, hence the 3 days' shift).
   const shift = unit === 'week' ? 3 * UNIT_MS.day : 0;
-  const size = UNIT_MS[unit];
   const first = Math.floor((p.from + shift) / size) * size - shift;
   const starts: number[] = [];
   for (let start = first; start < p.to; start += size) starts.push(start);

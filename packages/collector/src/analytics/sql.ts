@@ -1,5 +1,6 @@
 import { DuckDBTimestampValue, type DuckDBValue } from '@duckdb/node-api';
 import { DIRECT, type Pages, type Segment, type UsageRange } from '@gatehouse/api-contract';
+import { ownValue } from '../own-property.js';
 import type { TelemetryStore } from '../store/store.js';
 
 /**
@@ -108,7 +109,7 @@ function chosenPeriod(
   const custom = customPeriod(options);
   if (custom) return custom;
   const range = options.range ?? '24h';
-  const spec = rangeSpecs[range] as (typeof rangeSpecs)[UsageRange] | undefined;
+  const spec = ownValue(rangeSpecs, range);
   if (!spec) throw new RangeError(`Unknown range ${String(range)}`);
   return { range, ...spec, now: options.now ?? Date.now() };
 }

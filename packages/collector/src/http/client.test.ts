@@ -87,6 +87,13 @@ describe('clientOf', () => {
     expect(ua('Mozilla/5.0 (X11; CrOS x86_64 14541.0.0) Chrome/131.0.0.0 Safari/537.36').os).toBe('ChromeOS');
   });
 
+  it('takes only its own platform hints, not what every object inherits', () => {
+    const linux =
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+    for (const platform of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      expect(ua(linux, { 'sec-ch-ua-platform': `"${platform}"` }).os).toBe('Linux');
+  });
+
   it('tells nothing of a client that is no browser', () => {
     const none = { browser: null, deviceType: null, os: null };
     expect(ua('node/v22.12.0 applicationinsights/3.4.0 (Linux x64)')).toEqual(none);

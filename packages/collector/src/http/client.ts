@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { BrowserFamily, DeviceType, OperatingSystem } from '@gatehouse/api-contract';
+import { ownValue } from '../own-property.js';
 
 /** What the collector tells of the client that sent a batch, for every item in it. */
 export interface Client {
@@ -65,6 +66,6 @@ export function clientOf(headers: IncomingHttpHeaders): Client {
         ? 'mobile'
         : 'desktop';
   const platform = String(headers['sec-ch-ua-platform'] ?? '').replace(/^"|"$/g, '');
-  const os = PLATFORM_HINTS[platform] ?? SYSTEMS.find(([pattern]) => pattern.test(ua))?.[1] ?? null;
+  const os = ownValue(PLATFORM_HINTS, platform) ?? SYSTEMS.find(([pattern]) => pattern.test(ua))?.[1] ?? null;
   return { browser, deviceType, os };
 }

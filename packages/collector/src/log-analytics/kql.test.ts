@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { OperatingSystem } from '@gatehouse/api-contract';
 import { appTables } from '../test-support/app-tables.js';
 import {
   breakdownsKql,
@@ -123,5 +124,10 @@ describe('the KQL queries', () => {
     expect(() => segmentKql({ device: 'mobile' })).toThrow(NotAvailableError);
     expect(segmentKql({ role: 'a"b\\c' })).toContain(String.raw`",a\"b\\c,"`);
     expect(diagnose(`AppEvents${segmentKql({ role: 'a"b\\c' })}`)).toEqual([]);
+  });
+
+  it('takes only its own operating systems, not what every object inherits', () => {
+    for (const os of ['__proto__', 'constructor', 'toString', 'hasOwnProperty'])
+      expect(() => segmentKql({ os: os as OperatingSystem })).toThrow(RangeError);
   });
 });

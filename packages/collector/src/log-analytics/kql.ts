@@ -9,6 +9,7 @@ import {
 import { LIST_LIMIT } from '../analytics/sql.js';
 import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
 import { vitalThresholds } from '../analytics/vitals.js';
+import { ownValue } from '../own-property.js';
 
 /**
  * The usage dashboard's queries in KQL, over the Application Insights tables of a Log Analytics
@@ -62,7 +63,11 @@ export function segmentKql(segment: Segment = {}): string {
       'The device segment is not available with Azure Monitor as the source: its tables have no device class.',
     );
   }
-  if (segment.os) parts.push(`ClientOS startswith ${str(OS_PREFIXES[segment.os])}`);
+  if (segment.os) {
+    const prefix = ownValue(OS_PREFIXES, segment.os);
+    if (prefix === undefined) throw new RangeError(`Unknown operating system ${segment.os}`);
+    parts.push(`ClientOS startswith ${str(prefix)}`);
+  }
   if (segment.referrer) {
     // The session's, as the local store's (segmentSql): sessions with a page view from that site.
     const referred = `AppPageViews${sourceKql}`;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { baseTypes, envelope, limits, severityNumber, type TelemetryItem } from './envelope-schemas.js';
 import { fast, fastEnvelope, isObject, type Obj } from './envelope-fast-path.js';
 import type { Client } from '../http/client.js';
+import { ownValue } from '../own-property.js';
 
 /*
  * Validation of one envelope: the Application Insights data contracts (envelope-schemas.ts: the zod
@@ -182,7 +183,7 @@ function validate(
   const late = window && outsideWindow(time, window);
   if (late) return { ok: false, message: late };
   const baseType = e.data.baseType.toLowerCase();
-  const kind = Object.hasOwn(baseTypes, baseType) ? baseTypes[baseType] : undefined;
+  const kind = ownValue(baseTypes, baseType);
   if (!kind) return { ok: false, message: `Field 'data.baseType' '${e.data.baseType}' is not supported.` };
   let columns = useFast ? fast[baseType]?.(e.data.baseData) : undefined;
   if (!columns) {
