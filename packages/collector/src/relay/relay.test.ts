@@ -29,14 +29,18 @@ function dataDir(): string {
 
 /** Browser envelopes as the collector accepts them (any key), packed as the front hands them to a sink. */
 async function accepted(count: number, iKey = BROWSER_IKEY): Promise<PackedItems> {
+  return acceptedText(JSON.stringify(browserBatch(count, browserContext({ iKey }))));
+}
+
+/** A JSON request body as the collector accepts it (any key). */
+async function acceptedText(body: string): Promise<PackedItems> {
   const ingest = createIngest({
     instrumentationKeys: 'any',
     maxDecompressedBytes: 4 * 1024 * 1024,
     maxItemsPerRequest: 1000,
     maxRefusedItems: 100,
   });
-  const body = Buffer.from(JSON.stringify(browserBatch(count, browserContext({ iKey }))));
-  const result = await ingest(body, undefined, 'application/json');
+  const result = await ingest(Buffer.from(body), undefined, 'application/json');
   if (!result.ok) throw new Error(result.message);
   return result.accepted;
 }
@@ -164,25 +168,34 @@ describe('relayItems', () => {
     expect(same[0]?.text).toMatch(/^\{"time":/);
   });
 
+  it('forwards the key it checked when the text names another as a second member', async () => {
+    const victim = '11111111-2222-4333-8444-555555555555';
+    const [first, second, third] = browserBatch(3, browserContext({ iKey: AZURE_IKEY })).map((e) =>
+      JSON.stringify(e),
+    ) as [string, string, string];
+    // JSON.parse keeps the last of two members; a reader that keeps the first, or reads member names
+    // without regard to case, would see the other resource's key.
+    const texts = [
+      first.replace('{', `{"iKey":"${victim}",`),
+      second.replace('{', `{"IKEY":"${victim}",`),
+      third.replace('{', `{"i\\u004bey":"${victim}",`),
+    ];
+    const out = relayItems(await acceptedText(`[${texts.join(',')}]`), AZURE_IKEY);
+    expect(out).toHaveLength(3);
+    for (const item of out) {
+      expect(item.text).not.toContain(victim);
+      expect(item.text.toLowerCase().split('"ikey"')).toHaveLength(2);
+      expect((JSON.parse(item.text) as { iKey: string }).iKey).toBe(AZURE_IKEY);
+    }
+  });
+
   it('undoes the packing of escaped rows (control characters in the text)', async () => {
-    const ingest = createIngest({
-      instrumentationKeys: 'any',
-      maxDecompressedBytes: 1 << 22,
-      maxItemsPerRequest: 10,
-      maxRefusedItems: 10,
-    });
     const [envelope] = browserBatch(1, browserContext({ iKey: AZURE_IKEY }));
     const odd = {
       ...envelope,
       data: { baseType: 'EventData', baseData: { ver: 2, name: 'a\u001fb\u001ec\u001bd\u0000e' } },
     };
-    const result = await ingest(
-      Buffer.from(`[\n${JSON.stringify(odd, null, 2)}\n]`),
-      undefined,
-      'application/json',
-    );
-    if (!result.ok) throw new Error(result.message);
-    const [item] = relayItems(result.accepted, AZURE_IKEY);
+    const [item] = relayItems(await acceptedText(`[\n${JSON.stringify(odd, null, 2)}\n]`), AZURE_IKEY);
     expect(item?.text).not.toMatch(/\n/);
     expect((JSON.parse(item?.text ?? '') as typeof odd).data.baseData.name).toBe(
       'a\u001fb\u001ec\u001bd\u0000e',
