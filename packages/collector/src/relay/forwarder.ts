@@ -66,6 +66,48 @@ interface BreezeAnswer {
 
 type Outcome = { done: OutboxItem[]; again: OutboxItem[]; waitMs?: number; failure?: string };
 
+/**
+ * Azure Monitor's ingestion domains, one per cloud; `dc.services.visualstudio.com` is the public
+ * cloud's global endpoint (the SDKs' default), which sends a resource on to its regional one.
+ */
+const AZURE_INGESTION_DOMAINS = [
+  'applicationinsights.azure.com',
+  'applicationinsights.azure.us',
+  'applicationinsights.azure.cn',
+];
+const GLOBAL_ENDPOINTS: Record<string, string> = {
+  'dc.services.visualstudio.com': 'applicationinsights.azure.com',
+};
+
+function azureIngestionDomain(hostname: string): string | undefined {
+  return (
+    GLOBAL_ENDPOINTS[hostname] ??
+    AZURE_INGESTION_DOMAINS.find((domain) => hostname === domain || hostname.endsWith(`.${domain}`))
+  );
+}
+
+/**
+ * Where a 307/308 from `current` may send the batch, or undefined when it is not followed: never to
+ * another scheme (plain http is configured only for a loopback stand-in), never with credentials, and
+ * only to the configured endpoint's host, or, from Azure Monitor's own ingestion, to another of its
+ * hosts in the same cloud on the default port. The destination is the operator's choice, not a
+ * redirect's.
+ */
+export function redirectTarget(configured: string, location: string, current = configured): URL | undefined {
+  if (!URL.canParse(location, current)) return undefined;
+  const target = new URL(location, current);
+  const from = new URL(configured);
+  if (target.protocol !== from.protocol || target.username !== '' || target.password !== '') return undefined;
+  if (target.host === from.host) return target;
+  const domain = azureIngestionDomain(from.hostname);
+  return target.protocol === 'https:' &&
+    target.port === '' &&
+    domain !== undefined &&
+    azureIngestionDomain(target.hostname) === domain
+    ? target
+    : undefined;
+}
+
 /** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
   if (!value) return undefined;
@@ -113,8 +155,12 @@ export class Forwarder {
       const outcome = await this.attempt(batch);
       this.stats.resent += outcome.again.length;
       await this.outbox.settle(outcome.done, outcome.again);
-      if (outcome.failure !== undefined) this.failed(outcome.failure, outcome.waitMs);
-      else if (this.stats.failures > 0) {
+      if (outcome.failure !== undefined) {
+        // A redirect holds only while the place it names answers: after any failure, the configured URL.
+        this.trackUrl = this.options.trackUrl;
+        this.redirects = 0;
+        this.failed(outcome.failure, outcome.waitMs);
+      } else if (this.stats.failures > 0) {
         this.options.log(
           'info',
           `relay: delivering again after ${this.stats.failures} failed attempts; ${this.outbox.pending} items waiting`,
@@ -181,11 +227,24 @@ export class Forwarder {
     const status = response.status;
     const wait = retryAfterMs(response.headers.get('retry-after'));
     const location = response.headers.get('location');
-    if ((status === 307 || status === 308) && location && this.redirects < MAX_REDIRECTS) {
-      // The service moves a resource's ingestion elsewhere this way; the SDKs follow (and remember).
-      this.redirects++;
-      this.trackUrl = new URL(location, this.trackUrl).href;
-      return { done: [], again: batch };
+    if ((status === 307 || status === 308) && location) {
+      // The service sends a resource's ingestion to its regional endpoint this way. Followed (and kept
+      // for the next batches while they go through) only where redirectTarget allows; else the batch
+      // is kept, as for any answer the relay cannot act on.
+      const target = redirectTarget(this.options.trackUrl, location, this.trackUrl);
+      if (target && this.redirects < MAX_REDIRECTS) {
+        this.redirects++;
+        this.trackUrl = target.href;
+        return { done: [], again: batch };
+      }
+      return {
+        done: [],
+        again: batch,
+        waitMs: this.backoff(wait),
+        failure: target
+          ? `the ingestion endpoint redirected ${MAX_REDIRECTS} times in a row`
+          : `the ingestion endpoint redirected to ${originOf(location, this.trackUrl)}, which is not followed (only https on the configured host, or within Azure Monitor's ingestion); check the IngestionEndpoint in APPLICATIONINSIGHTS_CONNECTION_STRING`,
+      };
     }
     this.redirects = 0;
     if (status === 200) {
@@ -308,6 +367,10 @@ function parseAnswer(text: string): BreezeAnswer | undefined {
     return undefined;
   }
 }
+
+/** A Location's origin (its path and query may carry more than a log line should). */
+const originOf = (location: string, base: string) =>
+  URL.canParse(location, base) ? new URL(location, base).origin : 'an unreadable Location';
 
 const snippet = (text: string) => text.replace(/\s+/g, ' ').slice(0, 200) || 'no body';
 

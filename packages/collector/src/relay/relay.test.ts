@@ -11,7 +11,7 @@ import { BROWSER_IKEY, browserBatch, browserContext } from '../test-support/brow
 import { tempDataDir } from '../test-support/server.js';
 import { ingestionTarget } from '@gatehouse/config';
 import { relayItems, type RelayItem } from './envelopes.js';
-import { retryAfterMs } from './forwarder.js';
+import { redirectTarget, retryAfterMs } from './forwarder.js';
 import { Outbox } from './outbox.js';
 import { openRelaySink, type RelaySink } from './relay-sink.js';
 
@@ -49,6 +49,7 @@ const items = (n: number, from = 0): RelayItem[] =>
   Array.from({ length: n }, (_, i) => ({ key: 1000 + from + i, text: `{"n":${from + i}}` }));
 
 interface Received {
+  path: string | undefined;
   headers: http.IncomingHttpHeaders;
   envelopes: Record<string, unknown>[];
 }
@@ -66,6 +67,7 @@ async function endpoint(answers: Answer[]) {
       const body = Buffer.concat(chunks);
       const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8');
       const r = {
+        path: req.url,
         headers: req.headers,
         envelopes: text.split('\n').map((l) => JSON.parse(l) as Record<string, unknown>),
       };
@@ -351,18 +353,76 @@ describe('the relay sink', () => {
     expect(logs.some(([, m]) => /answered 401 .*local authentication/.test(m))).toBe(true);
   });
 
-  it('follows a 308 to where the service moved ingestion', async () => {
-    const moved = await endpoint([ok]);
+  it('follows a 307/308 on the configured host, and goes back to the configured URL after a failure', async () => {
     const azure = await endpoint([
       (_r, res) => {
-        res.writeHead(308, { Location: `${moved.url}/v2.1/track` });
+        res.writeHead(308, { Location: '/moved/v2.1/track' });
         res.end();
       },
+      ok,
+      json(503, {}),
+      ok,
     ]);
     const { sink } = await relay(azure.url);
     await sink.append(await accepted(3));
     await until(sink, (s) => s.forwarded === 3);
-    expect(moved.received[0]?.envelopes).toHaveLength(3);
+    await sink.append(await accepted(2));
+    await until(sink, (s) => s.forwarded === 5);
+    expect(azure.received.map((r) => r.path)).toEqual([
+      '/v2.1/track',
+      '/moved/v2.1/track',
+      '/moved/v2.1/track',
+      '/v2.1/track',
+    ]);
+  });
+
+  it('does not follow a redirect to another host, and keeps the items', async () => {
+    const elsewhere = await endpoint([ok]);
+    const port = new URL(elsewhere.url).port;
+    const redirect =
+      (location: string): Answer =>
+      (_r, res) => {
+        res.writeHead(307, { Location: location });
+        res.end();
+      };
+    const azure = await endpoint([
+      redirect(`${elsewhere.url}/v2.1/track`),
+      redirect(`http://localhost:${port}/v2.1/track`),
+      ok,
+    ]);
+    const { sink, logs } = await relay(azure.url);
+    await sink.append(await accepted(3));
+    await until(sink, (s) => s.forwarded === 3);
+    expect(elsewhere.received).toHaveLength(0);
+    expect(azure.received).toHaveLength(3);
+    expect(
+      logs.some(([, m]) => /redirected to http:\/\/127\.0\.0\.1:\d+, which is not followed/.test(m)),
+    ).toBe(true);
+  });
+
+  it('follows a redirect only to https on the configured host or within Azure Monitor ingestion', () => {
+    const regional = 'https://westeurope-5.in.applicationinsights.azure.com/v2.1/track';
+    const allowed = (from: string, location: string) => redirectTarget(from, location)?.href;
+    expect(allowed('https://dc.services.visualstudio.com/v2.1/track', regional)).toBe(regional);
+    expect(allowed('https://x.in.applicationinsights.azure.com/v2.1/track', '/v2.1/track?moved')).toBe(
+      'https://x.in.applicationinsights.azure.com/v2.1/track?moved',
+    );
+    for (const location of [
+      'http://x.in.applicationinsights.azure.com/v2.1/track', // no longer https
+      'https://collector.example/v2.1/track', // another party's host
+      'https://x.in.applicationinsights.azure.com.example/v2.1/track',
+      'https://x.in.applicationinsights.azure.us/v2.1/track', // another cloud
+      'https://x.in.applicationinsights.azure.com:8443/v2.1/track',
+      'https://user:pw@x.in.applicationinsights.azure.com/v2.1/track',
+      'ftp://x.in.applicationinsights.azure.com/',
+    ]) {
+      expect(allowed('https://x.in.applicationinsights.azure.com/v2.1/track', location)).toBeUndefined();
+    }
+    // A proxy of the operator's own: its host only.
+    expect(allowed('https://relay.example/v2.1/track', regional)).toBeUndefined();
+    expect(allowed('https://relay.example/v2.1/track', 'https://relay.example/eu/v2.1/track')).toBe(
+      'https://relay.example/eu/v2.1/track',
+    );
   });
 
   it('forwards after a restart what it had not forwarded before', async () => {
