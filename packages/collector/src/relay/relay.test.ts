@@ -336,7 +336,7 @@ describe('the relay sink', () => {
     expect(nowhere.sink.stats().lastError).toMatch(/could not be reached/);
   });
 
-  it('drops a batch the service calls bad (400) and keeps one it refuses for the key (401/403)', async () => {
+  it('drops an item the service calls bad (400) and keeps a batch it refuses for the key (401/403)', async () => {
     const azure = await endpoint([
       json(400, { error: 'bad' }),
       json(401, { error: 'local authentication is disabled' }),
@@ -344,13 +344,65 @@ describe('the relay sink', () => {
       ok,
     ]);
     const { sink, logs } = await relay(azure.url);
-    await sink.append(await accepted(4));
-    await until(sink, (s) => s.dropped === 4);
+    await sink.append(await accepted(1));
+    await until(sink, (s) => s.dropped === 1);
     await sink.append(await accepted(2));
     await until(sink, (s) => s.forwarded === 2);
-    expect(azure.received.map((r) => r.envelopes.length)).toEqual([4, 2, 2, 2]);
-    expect(logs.some(([l, m]) => l === 'error' && /refused a batch of 4 items with 400/.test(m))).toBe(true);
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([1, 2, 2, 2]);
+    expect(logs.some(([l, m]) => l === 'error' && /refused 1 of 1 items with 400/.test(m))).toBe(true);
     expect(logs.some(([, m]) => /answered 401 .*local authentication/.test(m))).toBe(true);
+  });
+
+  it('splits a batch refused whole (400 without items named, 413) until the bad items are alone, and drops only them', async () => {
+    const bad = new Set<unknown>();
+    const azure = await endpoint([
+      (r, res) => {
+        if (bad.size === 0) for (const i of [3, 11]) bad.add(r.envelopes[i]?.seq);
+        if (r.envelopes.length > 8) json(413, { error: 'too large' })(r, res);
+        else if (r.envelopes.some((e) => bad.has(e.seq))) json(400, { error: 'invalid item' })(r, res);
+        else ok(r, res);
+      },
+    ]);
+    const { sink, logs } = await relay(azure.url);
+    await sink.append(await accepted(16));
+    await until(sink, (s) => s.pending === 0);
+    expect(sink.stats()).toMatchObject({ forwarded: 14, dropped: 2 });
+    const delivered = azure.received
+      .filter((r) => r.envelopes.every((e) => !bad.has(e.seq)))
+      .flatMap((r) => r.envelopes.map((e) => e.seq));
+    expect(new Set(delivered).size).toBe(14);
+    expect(delivered).toHaveLength(14);
+    expect(logs.filter(([l, m]) => l === 'error' && /refused 2 of 16 items with 400/.test(m))).toHaveLength(
+      1,
+    );
+  });
+
+  it('takes a 400 naming items as a partial answer only when its counts add up', async () => {
+    const azure = await endpoint([
+      // Names one item but says none were taken: which of the others went through is unknown.
+      json(400, { itemsReceived: 4, itemsAccepted: 0, errors: [{ index: 0, statusCode: 400 }] }),
+      json(400, { itemsReceived: 2, itemsAccepted: 1, errors: [{ index: 0, statusCode: 400 }] }),
+      ok,
+    ]);
+    const { sink } = await relay(azure.url);
+    await sink.append(await accepted(4));
+    await until(sink, (s) => s.pending === 0);
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([4, 2, 2]);
+    expect(sink.stats()).toMatchObject({ forwarded: 3, dropped: 1 });
+  });
+
+  it('sends a batch again when a partial answer cannot be read, and keeps forwarding', async () => {
+    const azure = await endpoint([
+      json(206, { itemsReceived: 2, itemsAccepted: 1, errors: { index: 0 } }),
+      json(206, { itemsReceived: 2, itemsAccepted: 1, errors: [null] }),
+      json(400, { errors: [null] }),
+      ok,
+    ]);
+    const { sink } = await relay(azure.url);
+    await sink.append(await accepted(2));
+    await until(sink, (s) => s.pending === 0);
+    expect(sink.stats()).toMatchObject({ forwarded: 2, dropped: 0 });
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([2, 2, 2, 1, 1]);
   });
 
   it('follows a 307/308 on the configured host, and goes back to the configured URL after a failure', async () => {
