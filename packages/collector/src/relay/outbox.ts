@@ -103,16 +103,15 @@ export class Outbox {
     file: FileHandle,
     acks: FileHandle,
     acksBytes: number,
-    settled: number[],
+    settled: { floor: number; above: number[] },
     private readonly options: OutboxOptions,
   ) {
     this.segments = segments;
     this.file = file;
     this.acks = acks;
     this.acksBytes = acksBytes;
-    this.floor = segments[0]?.first ?? 0;
-    for (const seq of settled) if (seq >= this.floor) this.settled.add(seq);
-    this.advanceFloor();
+    this.floor = settled.floor;
+    for (const seq of settled.above) this.settled.add(seq);
     // From the oldest segment's start: settled items are skipped as they are read.
     const oldest = this.segments[0]?.first ?? 0;
     this.cursor = { seq: oldest, segment: oldest, offset: 0 };
@@ -153,13 +152,8 @@ export class Outbox {
     const file = await open(path.join(dir, segmentName(last.first)), 'a');
     if (firsts.length === 0) await syncDir(dir);
     const acksText = await readFile(path.join(dir, ACKS), 'latin1').catch(() => '');
-    const settled: number[] = [];
-    // The last line may be incomplete (a crash while writing it): those items are sent again.
-    for (const line of acksText.split('\n').slice(0, -1)) {
-      const [from, to] = line.split('-').map(Number);
-      if (from === undefined || !Number.isInteger(from)) continue;
-      for (let seq = from; seq <= (to ?? from); seq++) settled.push(seq);
-    }
+    const first = segments[0]?.first ?? 0;
+    const settled = settledIn(acksText, first, last.first + last.count);
     const acks = await open(path.join(dir, ACKS), 'a');
     const outbox = new Outbox(dir, segments, file, acks, acksText.length, settled, options);
     for (const key of keys) outbox.recent.add(key);
@@ -380,6 +374,31 @@ export class Outbox {
     await this.file.close();
     await this.acks.close();
   }
+}
+
+/**
+ * What acked.log says of the items still in the segments, `first` to `end` (exclusive): the floor
+ * (every item below it settled) and the settled items above it. Its ranges are clipped to what is held
+ * before any is counted one by one, so opening costs what the outbox holds, not what it ever settled.
+ */
+function settledIn(acksText: string, first: number, end: number): { floor: number; above: number[] } {
+  const ranges: [number, number][] = [];
+  // The last line may be incomplete (a crash while writing it): those items are sent again.
+  for (const line of acksText.split('\n').slice(0, -1)) {
+    const [from = NaN, to = from] = line.split('-').map(Number);
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) continue;
+    const clipped: [number, number] = [Math.max(from, first), Math.min(to, end - 1)];
+    if (clipped[0] <= clipped[1]) ranges.push(clipped);
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  let floor = first;
+  const above: number[] = [];
+  for (const [from, to] of ranges) {
+    // Sorted by start: once a range starts past the floor, no later one reaches back to it.
+    if (from <= floor) floor = Math.max(floor, to + 1);
+    else for (let seq = from; seq <= to; seq++) above.push(seq);
+  }
+  return { floor, above };
 }
 
 /** Makes a new or renamed directory entry durable. */

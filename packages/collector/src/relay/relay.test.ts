@@ -1,8 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../http/collector.js';
 import { createIngest } from '../protocol/ingest.js';
@@ -243,6 +244,29 @@ describe('Outbox', () => {
     expect((await reopened.next(10, 1 << 20)).map((i) => i.text)).toEqual(['{"n":1}', '{"n":2}']);
     expect(readFileSync(path.join(dir, segment), 'utf8')).not.toContain('half');
     await reopened.close();
+  });
+
+  it('opens in memory bounded by what it holds, however much acked.log has settled before', () => {
+    // A long run's acked.log: fifty million items settled, the segments that held them long gone.
+    const dir = dataDir();
+    const block = Buffer.from('a {"n":0}\nb {"n":1}\n');
+    const trailer = `#${block.length}:${crc32(block).toString(16)}\n`;
+    writeFileSync(path.join(dir, 'outbox-000000050000000.log'), Buffer.concat([block, Buffer.from(trailer)]));
+    writeFileSync(path.join(dir, 'acked.log'), '0-49999999\n50000000\n');
+    const script = `
+      import { Outbox } from ${JSON.stringify(new URL('./outbox.ts', import.meta.url).href)};
+      const outbox = await Outbox.open(${JSON.stringify(dir)}, { maxBytes: 1 << 20 });
+      const items = await outbox.next(10, 1 << 20);
+      console.log(JSON.stringify({ pending: outbox.pending, seqs: items.map((i) => i.seq) }));
+      await outbox.close();`;
+    // A heap far smaller than fifty million numbers: opening must not count them one by one.
+    const child = spawnSync(
+      process.execPath,
+      ['--max-old-space-size=48', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: import.meta.dirname, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(child.status, child.stderr.slice(0, 300)).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ pending: 1, seqs: [50000001] });
   });
 
   it('deletes segments once all their items are settled, and says when it is full', async () => {
