@@ -30,6 +30,17 @@ const RECENT_KEYS = 200_000;
 /** Bytes read from a segment at a time (doubled for a longer line). */
 const READ_BYTES = 1024 * 1024;
 
+/** An append that would take the outbox past its bound: refused, nothing of it kept. */
+export class OutboxFull extends Error {
+  override readonly name = 'OutboxFull';
+  readonly code = 'relay_outbox_full';
+}
+
+/** The size an item is reckoned at before any has been appended (a browser envelope is about this). */
+const FIRST_ITEM_BYTES = 1024;
+/** A trailer line, `#<bytes>:<crc32>\n`, at most. */
+const TRAILER_BYTES = 20;
+
 export interface OutboxItem extends RelayItem {
   seq: number;
 }
@@ -93,6 +104,10 @@ export class Outbox {
   private readonly commits: GroupCommit<RelayItem[]>;
   private readonly segmentBytes: number;
   private closed = false;
+  /** Bytes of appends admitted and not written yet: counted against maxBytes already. */
+  private reserved = 0;
+  /** Items and bytes appended by this process: what hasRoom reckons an item's size by. */
+  private appended = { items: 0, bytes: 0 };
   private waiting: (() => void)[] = [];
   /** Acknowledgements, one write at a time. */
   private acking: Promise<unknown> = Promise.resolve();
@@ -176,9 +191,14 @@ export class Outbox {
     return last.first + last.count;
   }
 
-  /** Whether another append of about `bytes` fits under maxBytes. */
-  hasRoom(bytes = 0): boolean {
-    return this.bytes + bytes <= this.options.maxBytes;
+  /**
+   * Whether an append of `count` more items would fit under maxBytes, reckoning each at the mean size
+   * of the items appended so far. It is asked before the items are known; append() then holds the
+   * bound with their real size.
+   */
+  hasRoom(count = 0): boolean {
+    const mean = this.appended.items > 0 ? this.appended.bytes / this.appended.items : FIRST_ITEM_BYTES;
+    return this.bytes + this.reserved + count * mean <= this.options.maxBytes;
   }
 
   /** Whether an item of this identity was appended recently (or is still in the outbox). */
@@ -189,22 +209,40 @@ export class Outbox {
   /**
    * Appends items, skipping those whose identity the outbox already holds or held recently (a browser
    * resending a batch whose answer it lost); resolves once they are on disk. Appends share fsyncs.
+   * Rejects with OutboxFull when the append would take the outbox (with the appends still being
+   * written) past maxBytes; an empty outbox takes any append, so one request larger than the bound is
+   * not refused for ever: the bound is exceeded by one request's items at most.
    */
   async append(items: RelayItem[]): Promise<void> {
     if (this.closed) throw new Error('The relay outbox is closed.');
     const fresh: RelayItem[] = [];
+    let size = TRAILER_BYTES;
     for (const item of items) {
       if (this.recent.has(item.key)) continue;
       this.recent.add(item.key);
       fresh.push(item);
+      size += item.key.toString(36).length + Buffer.byteLength(item.text) + 2;
     }
     if (fresh.length === 0) return;
+    const empty = this.pending === 0 && this.reserved === 0;
+    if (!empty && this.bytes + this.reserved + size > this.options.maxBytes) {
+      // Refused: the sender resends them later, which must not count as a duplicate.
+      for (const item of fresh) this.recent.delete(item.key);
+      throw new OutboxFull(
+        `The relay outbox is full (${this.bytes} bytes, ${this.reserved} being written, ${size} more asked; the bound is ${this.options.maxBytes}).`,
+      );
+    }
+    this.reserved += size;
     try {
       await this.commits.add(fresh, fresh.length);
+      this.appended.items += fresh.length;
+      this.appended.bytes += size;
     } catch (error) {
       // Not stored: the sender is answered 503 and resends them, which must not count as a duplicate.
       for (const item of fresh) this.recent.delete(item.key);
       throw error;
+    } finally {
+      this.reserved -= size;
     }
   }
 

@@ -8,12 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../http/collector.js';
 import { createIngest } from '../protocol/ingest.js';
 import type { PackedItems } from '../store/packed.js';
+import { SinkUnavailable } from '../store/sink.js';
 import { BROWSER_IKEY, browserBatch, browserContext } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
 import { ingestionTarget } from '@gatehouse/config';
 import { relayItems, type RelayItem } from './envelopes.js';
 import { redirectTarget, retryAfterMs } from './forwarder.js';
-import { Outbox } from './outbox.js';
+import { Outbox, OutboxFull } from './outbox.js';
 import { openRelaySink, type RelaySink } from './relay-sink.js';
 
 const AZURE_IKEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -246,6 +247,22 @@ describe('Outbox', () => {
     await reopened.close();
   });
 
+  it('admits an append only when it fits, counting the appends still being written', async () => {
+    const outbox = await Outbox.open(dataDir(), { maxBytes: 1000 });
+    await outbox.append(items(20)); // about 300 bytes
+    expect(outbox.hasRoom(1)).toBe(true);
+    // hasRoom is asked before the items are known: it reckons with the items' size so far.
+    expect(outbox.hasRoom(200)).toBe(false);
+    // Two appends at once that fit one at a time, not together: the second waits for the first's bytes.
+    const results = await Promise.allSettled([outbox.append(items(40, 100)), outbox.append(items(40, 200))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(outbox.bytes).toBeLessThanOrEqual(1000);
+    // Refused items were not kept: sent again, they are taken once there is room.
+    await outbox.settle(await outbox.next(1000, 1 << 20));
+    expect(outbox.has(1200)).toBe(false);
+    await outbox.close();
+  });
+
   it('opens in memory bounded by what it holds, however much acked.log has settled before', () => {
     // A long run's acked.log: fifty million items settled, the segments that held them long gone.
     const dir = dataDir();
@@ -275,8 +292,11 @@ describe('Outbox', () => {
     for (let i = 0; i < 10; i++) await outbox.append(items(5, i * 5));
     expect(readdirSync(dir).filter((n) => n.startsWith('outbox-')).length).toBeGreaterThan(2);
     expect(outbox.hasRoom()).toBe(true);
-    for (let i = 10; outbox.hasRoom(); i++) await outbox.append(items(5, i * 5));
-    expect(outbox.bytes).toBeGreaterThan(4000);
+    let refused: unknown;
+    for (let i = 10; !refused; i++) await outbox.append(items(5, i * 5)).catch((e: unknown) => (refused = e));
+    expect(refused).toBeInstanceOf(OutboxFull);
+    expect(outbox.bytes).toBeLessThanOrEqual(4000);
+    expect(outbox.hasRoom(5)).toBe(false);
     for (let batch = await outbox.next(7, 1 << 20); batch.length > 0; batch = await outbox.next(7, 1 << 20)) {
       await outbox.settle(batch);
     }
@@ -514,8 +534,14 @@ describe('the relay sink', () => {
 
   it('refuses to take more once the outbox is at its bound, and logs why', async () => {
     const azure = await endpoint([json(503, {})]);
-    const { sink, logs } = await relay(azure.url, { maxBytes: 3000, minRetryMs: 60_000, maxRetryMs: 60_000 });
-    while (sink.hasRoom(1)) await sink.append(await accepted(3));
+    const { sink, logs } = await relay(azure.url, { maxBytes: 8000, minRetryMs: 60_000, maxRetryMs: 60_000 });
+    // Asked before the items are read: reckoned at about a kilobyte an item until some are seen.
+    expect(sink.hasRoom(1)).toBe(true);
+    expect(sink.hasRoom(1000)).toBe(false);
+    while (sink.hasRoom(3)) await sink.append(await accepted(3));
     expect(logs.some(([l, m]) => l === 'error' && /outbox is full/.test(m))).toBe(true);
+    // An append the estimate let through is held to the bound by its real size: 503, items kept by the sender.
+    await expect(sink.append(await accepted(20))).rejects.toBeInstanceOf(SinkUnavailable);
+    expect(sink.stats().outboxBytes).toBeLessThanOrEqual(8000);
   });
 });
