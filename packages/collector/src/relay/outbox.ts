@@ -15,8 +15,9 @@ import type { RelayItem } from './envelopes.js';
  * crash can leave the last append incomplete: it was never answered, and opening cuts it off.
  * `acked.log` lists the sequence numbers the endpoint has settled (taken, or refused for good), as
  * `from-to` lines, fdatasync'ed after each answer; a segment whose items are all settled is deleted.
- * An item is removed only after the endpoint answered for it, so a crash between a send and its
- * `acked.log` line sends it again (at least once; exactly once unless the process dies in that window).
+ * An item is removed only after the endpoint answered for it: at least once. It is sent again, and may
+ * arrive twice, when the answer is lost (a time-out, a reset) or the process dies before its
+ * `acked.log` line (docs/decisions/0048).
  */
 const SEGMENT = /^outbox-(\d{15})\.log$/;
 const segmentName = (first: number) => `outbox-${String(first).padStart(15, '0')}.log`;
