@@ -16,8 +16,12 @@ const gzip = promisify(gzipCallback);
 export const RETRYABLE_ITEM_STATUSES: ReadonlySet<number> = new Set([408, 429, 439, 500, 503]);
 /** Whole-batch statuses sent again after a back-off: throttling, time-outs, the service failing. */
 const RETRY_BATCH_STATUSES: ReadonlySet<number> = new Set([408, 429, 439, 500, 502, 503, 504]);
-/** The service's verdict that the data itself is bad: retrying would fail the same way. */
-const DROP_BATCH_STATUSES: ReadonlySet<number> = new Set([400, 413]);
+/**
+ * The service's verdict on a batch as a whole (bad data, too large): the same batch would fail the
+ * same way, so it is split in halves and sent again until the items refused are alone, and only those
+ * are dropped.
+ */
+const SPLIT_BATCH_STATUSES: ReadonlySet<number> = new Set([400, 413]);
 const MAX_REDIRECTS = 10;
 /** Longest Retry-After honoured (the exporter's cap), so a bad header cannot stop the relay for weeks. */
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
@@ -58,13 +62,70 @@ export interface RelayStats {
   lastSuccess: Date | undefined;
 }
 
+interface BreezeError {
+  index: number;
+  statusCode: number;
+  message?: string;
+}
+
 interface BreezeAnswer {
   itemsReceived?: number;
   itemsAccepted?: number;
-  errors?: { index: number; statusCode: number; message?: string }[];
+  errors?: BreezeError[];
 }
 
-type Outcome = { done: OutboxItem[]; again: OutboxItem[]; waitMs?: number; failure?: string };
+interface Outcome {
+  done: OutboxItem[];
+  again: OutboxItem[];
+  waitMs?: number;
+  failure?: string;
+  /** The batch was refused as a whole (a status of SPLIT_BATCH_STATUSES): to be split. */
+  refused?: { status: number; answer: string };
+  /** Items refused alone by a whole-batch status, and the first such answer: dropped. */
+  refusedAlone?: { count: number; status: number; answer: string };
+}
+
+/**
+ * Azure Monitor's ingestion domains, one per cloud; `dc.services.visualstudio.com` is the public
+ * cloud's global endpoint (the SDKs' default), which sends a resource on to its regional one.
+ */
+const AZURE_INGESTION_DOMAINS = [
+  'applicationinsights.azure.com',
+  'applicationinsights.azure.us',
+  'applicationinsights.azure.cn',
+];
+const GLOBAL_ENDPOINTS: Record<string, string> = {
+  'dc.services.visualstudio.com': 'applicationinsights.azure.com',
+};
+
+function azureIngestionDomain(hostname: string): string | undefined {
+  return (
+    GLOBAL_ENDPOINTS[hostname] ??
+    AZURE_INGESTION_DOMAINS.find((domain) => hostname === domain || hostname.endsWith(`.${domain}`))
+  );
+}
+
+/**
+ * Where a 307/308 from `current` may send the batch, or undefined when it is not followed: never to
+ * another scheme (plain http is configured only for a loopback stand-in), never with credentials, and
+ * only to the configured endpoint's host, or, from Azure Monitor's own ingestion, to another of its
+ * hosts in the same cloud on the default port. The destination is the operator's choice, not a
+ * redirect's.
+ */
+export function redirectTarget(configured: string, location: string, current = configured): URL | undefined {
+  if (!URL.canParse(location, current)) return undefined;
+  const target = new URL(location, current);
+  const from = new URL(configured);
+  if (target.protocol !== from.protocol || target.username !== '' || target.password !== '') return undefined;
+  if (target.host === from.host) return target;
+  const domain = azureIngestionDomain(from.hostname);
+  return target.protocol === 'https:' &&
+    target.port === '' &&
+    domain !== undefined &&
+    azureIngestionDomain(target.hostname) === domain
+    ? target
+    : undefined;
+}
 
 /** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
 export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
@@ -110,11 +171,16 @@ export class Forwarder {
       if (this.stopping) break;
       const batch = await this.outbox.next(maxItems, maxBytes);
       if (batch.length === 0) continue;
-      const outcome = await this.attempt(batch);
+      const outcome = await this.deliver(batch);
+      if (outcome.refusedAlone) this.droppedAlone(batch.length, outcome.refusedAlone);
       this.stats.resent += outcome.again.length;
       await this.outbox.settle(outcome.done, outcome.again);
-      if (outcome.failure !== undefined) this.failed(outcome.failure, outcome.waitMs);
-      else if (this.stats.failures > 0) {
+      if (outcome.failure !== undefined) {
+        // A redirect holds only while the place it names answers: after any failure, the configured URL.
+        this.trackUrl = this.options.trackUrl;
+        this.redirects = 0;
+        this.failed(outcome.failure, outcome.waitMs);
+      } else if (this.stats.failures > 0) {
         this.options.log(
           'info',
           `relay: delivering again after ${this.stats.failures} failed attempts; ${this.outbox.pending} items waiting`,
@@ -143,6 +209,51 @@ export class Forwarder {
     this.options.log(
       'warn',
       `relay: ${reason}; ${this.outbox.pending} items waiting, next attempt in ${Math.round((waitMs ?? 0) / 1000)} s`,
+    );
+  }
+
+  /**
+   * Sends `batch`; one refused as a whole is sent again in halves, each split again while refused,
+   * until an item refused alone is dropped: one bad item costs its batch about 2·log2(size) more
+   * requests, never the other items. A half that fails otherwise (an outage) ends the splitting: what
+   * is left goes back to the outbox with it.
+   */
+  private async deliver(batch: OutboxItem[]): Promise<Outcome> {
+    const outcome = await this.attempt(batch);
+    const refused = outcome.refused;
+    if (!refused) return outcome;
+    if (batch.length === 1) {
+      this.stats.dropped++;
+      return { done: batch, again: [], refusedAlone: { count: 1, ...refused } };
+    }
+    const half = Math.ceil(batch.length / 2);
+    const halves = [batch.slice(0, half), batch.slice(half)];
+    const merged: Outcome = { done: [], again: [] };
+    for (const part of halves) {
+      if (merged.failure !== undefined || this.stopping) {
+        merged.again.push(...part);
+        continue;
+      }
+      this.stats.resent += part.length;
+      const outcome = await this.deliver(part);
+      merged.done.push(...outcome.done);
+      merged.again.push(...outcome.again);
+      if (outcome.waitMs !== undefined) merged.waitMs = outcome.waitMs;
+      if (outcome.failure !== undefined) merged.failure = outcome.failure;
+      if (outcome.refusedAlone) {
+        merged.refusedAlone = {
+          ...(merged.refusedAlone ?? outcome.refusedAlone),
+          count: (merged.refusedAlone?.count ?? 0) + outcome.refusedAlone.count,
+        };
+      }
+    }
+    return merged;
+  }
+
+  private droppedAlone(size: number, refused: { count: number; status: number; answer: string }): void {
+    this.options.log(
+      'error',
+      `relay: the ingestion endpoint refused ${refused.count} of ${size} items with ${refused.status} (${refused.answer}), each sent alone; they are dropped, the others were sent apart`,
     );
   }
 
@@ -181,11 +292,24 @@ export class Forwarder {
     const status = response.status;
     const wait = retryAfterMs(response.headers.get('retry-after'));
     const location = response.headers.get('location');
-    if ((status === 307 || status === 308) && location && this.redirects < MAX_REDIRECTS) {
-      // The service moves a resource's ingestion elsewhere this way; the SDKs follow (and remember).
-      this.redirects++;
-      this.trackUrl = new URL(location, this.trackUrl).href;
-      return { done: [], again: batch };
+    if ((status === 307 || status === 308) && location) {
+      // The service sends a resource's ingestion to its regional endpoint this way. Followed (and kept
+      // for the next batches while they go through) only where redirectTarget allows; else the batch
+      // is kept, as for any answer the relay cannot act on.
+      const target = redirectTarget(this.options.trackUrl, location, this.trackUrl);
+      if (target && this.redirects < MAX_REDIRECTS) {
+        this.redirects++;
+        this.trackUrl = target.href;
+        return { done: [], again: batch };
+      }
+      return {
+        done: [],
+        again: batch,
+        waitMs: this.backoff(wait),
+        failure: target
+          ? `the ingestion endpoint redirected ${MAX_REDIRECTS} times in a row`
+          : `the ingestion endpoint redirected to ${originOf(location, this.trackUrl)}, which is not followed (only https on the configured host, or within Azure Monitor's ingestion); check the IngestionEndpoint in APPLICATIONINSIGHTS_CONNECTION_STRING`,
+      };
     }
     this.redirects = 0;
     if (status === 200) {
@@ -194,8 +318,8 @@ export class Forwarder {
       return { done: batch, again: [] };
     }
     const answer = parseAnswer(text);
-    if (status === 206 || (status === 400 && answer?.errors?.length)) {
-      if (!answer?.errors) {
+    if (status === 206 || (status === 400 && namesItems(answer, batch.length))) {
+      if (!answer || !namesItems(answer, batch.length)) {
         // A 206 without a readable answer: nothing says what was taken, so all of it goes again.
         return { done: [], again: batch, waitMs: this.backoff(wait), failure: `answer ${status} unreadable` };
       }
@@ -209,13 +333,8 @@ export class Forwarder {
         failure: `the ingestion endpoint answered ${status}`,
       };
     }
-    if (DROP_BATCH_STATUSES.has(status)) {
-      this.stats.dropped += batch.length;
-      this.options.log(
-        'error',
-        `relay: the ingestion endpoint refused a batch of ${batch.length} items with ${status} (${snippet(text)}); they are dropped`,
-      );
-      return { done: batch, again: [] };
+    if (SPLIT_BATCH_STATUSES.has(status)) {
+      return { done: [], again: batch, refused: { status, answer: snippet(text) } };
     }
     // 401, 403 (a resource that takes Microsoft Entra tokens only, a wrong key) and anything unexpected:
     // kept and tried again slowly, so an operator can put it right without losing what was accepted.
@@ -234,7 +353,7 @@ export class Forwarder {
     status: number,
     wait: number | undefined,
   ): Outcome {
-    const refused = new Map<number, { statusCode: number; message?: string }>();
+    const refused = new Map<number, BreezeError>();
     for (const error of answer.errors ?? []) {
       if (Number.isInteger(error.index) && error.index >= 0 && error.index < batch.length) {
         refused.set(error.index, error);
@@ -242,7 +361,7 @@ export class Forwarder {
     }
     const done: OutboxItem[] = [];
     const again: OutboxItem[] = [];
-    const dropped: { statusCode: number; message?: string }[] = [];
+    const dropped: BreezeError[] = [];
     batch.forEach((item, index) => {
       const error = refused.get(index);
       if (!error) done.push(item);
@@ -256,7 +375,7 @@ export class Forwarder {
     if (batch.length > refused.size) this.stats.lastSuccess = new Date();
     if (dropped.length > 0) {
       this.stats.dropped += dropped.length;
-      const first = dropped[0] as { statusCode: number; message?: string };
+      const first = dropped[0] as BreezeError;
       this.options.log(
         'warn',
         `relay: the ingestion endpoint refused ${dropped.length} of ${batch.length} items for good (${status}; first: ${first.statusCode} ${first.message ?? ''}); they are dropped`,
@@ -300,14 +419,39 @@ export class Forwarder {
   }
 }
 
+/**
+ * Whether a 400's answer says which items it refused, in a way that can be acted on: each error
+ * names an item of the batch, and, when it says how many it took, the items it names are the rest.
+ * Otherwise the items it does not name may not have been taken, and the batch is split instead.
+ */
+function namesItems(answer: BreezeAnswer | undefined, size: number): boolean {
+  const errors = answer?.errors;
+  if (!Array.isArray(errors) || errors.length === 0) return false;
+  const indices = new Set<number>();
+  for (const error of errors) {
+    if (!Number.isInteger(error.index) || error.index < 0 || error.index >= size) return false;
+    indices.add(error.index);
+  }
+  return answer?.itemsAccepted === undefined || answer.itemsAccepted + indices.size === size;
+}
+
+/** The service's answer, its `errors` kept only when a list, each only when it is an object. */
 function parseAnswer(text: string): BreezeAnswer | undefined {
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as unknown;
-    return typeof value === 'object' && value !== null ? value : undefined;
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { errors, ...counts } = value as BreezeAnswer & { errors?: unknown };
+  if (!Array.isArray(errors)) return counts;
+  return { ...counts, errors: errors.filter((e): e is BreezeError => typeof e === 'object' && e !== null) };
 }
+
+/** A Location's origin (its path and query may carry more than a log line should). */
+const originOf = (location: string, base: string) =>
+  URL.canParse(location, base) ? new URL(location, base).origin : 'an unreadable Location';
 
 const snippet = (text: string) => text.replace(/\s+/g, ' ').slice(0, 200) || 'no body';
 

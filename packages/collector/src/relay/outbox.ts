@@ -15,8 +15,9 @@ import type { RelayItem } from './envelopes.js';
  * crash can leave the last append incomplete: it was never answered, and opening cuts it off.
  * `acked.log` lists the sequence numbers the endpoint has settled (taken, or refused for good), as
  * `from-to` lines, fdatasync'ed after each answer; a segment whose items are all settled is deleted.
- * An item is removed only after the endpoint answered for it, so a crash between a send and its
- * `acked.log` line sends it again (at least once; exactly once unless the process dies in that window).
+ * An item is removed only after the endpoint answered for it: at least once. It is sent again, and may
+ * arrive twice, when the answer is lost (a time-out, a reset) or the process dies before its
+ * `acked.log` line (docs/decisions/0048).
  */
 const SEGMENT = /^outbox-(\d{15})\.log$/;
 const segmentName = (first: number) => `outbox-${String(first).padStart(15, '0')}.log`;
@@ -29,6 +30,17 @@ const ACKS_COMPACT_BYTES = 1024 * 1024;
 const RECENT_KEYS = 200_000;
 /** Bytes read from a segment at a time (doubled for a longer line). */
 const READ_BYTES = 1024 * 1024;
+
+/** An append that would take the outbox past its bound: refused, nothing of it kept. */
+export class OutboxFull extends Error {
+  override readonly name = 'OutboxFull';
+  readonly code = 'relay_outbox_full';
+}
+
+/** The size an item is reckoned at before any has been appended (a browser envelope is about this). */
+const FIRST_ITEM_BYTES = 1024;
+/** A trailer line, `#<bytes>:<crc32>\n`, at most. */
+const TRAILER_BYTES = 20;
 
 export interface OutboxItem extends RelayItem {
   seq: number;
@@ -93,6 +105,10 @@ export class Outbox {
   private readonly commits: GroupCommit<RelayItem[]>;
   private readonly segmentBytes: number;
   private closed = false;
+  /** Bytes of appends admitted and not written yet: counted against maxBytes already. */
+  private reserved = 0;
+  /** Items and bytes appended by this process: what hasRoom reckons an item's size by. */
+  private appended = { items: 0, bytes: 0 };
   private waiting: (() => void)[] = [];
   /** Acknowledgements, one write at a time. */
   private acking: Promise<unknown> = Promise.resolve();
@@ -103,16 +119,15 @@ export class Outbox {
     file: FileHandle,
     acks: FileHandle,
     acksBytes: number,
-    settled: number[],
+    settled: { floor: number; above: number[] },
     private readonly options: OutboxOptions,
   ) {
     this.segments = segments;
     this.file = file;
     this.acks = acks;
     this.acksBytes = acksBytes;
-    this.floor = segments[0]?.first ?? 0;
-    for (const seq of settled) if (seq >= this.floor) this.settled.add(seq);
-    this.advanceFloor();
+    this.floor = settled.floor;
+    for (const seq of settled.above) this.settled.add(seq);
     // From the oldest segment's start: settled items are skipped as they are read.
     const oldest = this.segments[0]?.first ?? 0;
     this.cursor = { seq: oldest, segment: oldest, offset: 0 };
@@ -153,13 +168,8 @@ export class Outbox {
     const file = await open(path.join(dir, segmentName(last.first)), 'a');
     if (firsts.length === 0) await syncDir(dir);
     const acksText = await readFile(path.join(dir, ACKS), 'latin1').catch(() => '');
-    const settled: number[] = [];
-    // The last line may be incomplete (a crash while writing it): those items are sent again.
-    for (const line of acksText.split('\n').slice(0, -1)) {
-      const [from, to] = line.split('-').map(Number);
-      if (from === undefined || !Number.isInteger(from)) continue;
-      for (let seq = from; seq <= (to ?? from); seq++) settled.push(seq);
-    }
+    const first = segments[0]?.first ?? 0;
+    const settled = settledIn(acksText, first, last.first + last.count);
     const acks = await open(path.join(dir, ACKS), 'a');
     const outbox = new Outbox(dir, segments, file, acks, acksText.length, settled, options);
     for (const key of keys) outbox.recent.add(key);
@@ -182,9 +192,14 @@ export class Outbox {
     return last.first + last.count;
   }
 
-  /** Whether another append of about `bytes` fits under maxBytes. */
-  hasRoom(bytes = 0): boolean {
-    return this.bytes + bytes <= this.options.maxBytes;
+  /**
+   * Whether an append of `count` more items would fit under maxBytes, reckoning each at the mean size
+   * of the items appended so far. It is asked before the items are known; append() then holds the
+   * bound with their real size.
+   */
+  hasRoom(count = 0): boolean {
+    const mean = this.appended.items > 0 ? this.appended.bytes / this.appended.items : FIRST_ITEM_BYTES;
+    return this.bytes + this.reserved + count * mean <= this.options.maxBytes;
   }
 
   /** Whether an item of this identity was appended recently (or is still in the outbox). */
@@ -195,22 +210,40 @@ export class Outbox {
   /**
    * Appends items, skipping those whose identity the outbox already holds or held recently (a browser
    * resending a batch whose answer it lost); resolves once they are on disk. Appends share fsyncs.
+   * Rejects with OutboxFull when the append would take the outbox (with the appends still being
+   * written) past maxBytes; an empty outbox takes any append, so one request larger than the bound is
+   * not refused for ever: the bound is exceeded by one request's items at most.
    */
   async append(items: RelayItem[]): Promise<void> {
     if (this.closed) throw new Error('The relay outbox is closed.');
     const fresh: RelayItem[] = [];
+    let size = TRAILER_BYTES;
     for (const item of items) {
       if (this.recent.has(item.key)) continue;
       this.recent.add(item.key);
       fresh.push(item);
+      size += item.key.toString(36).length + Buffer.byteLength(item.text) + 2;
     }
     if (fresh.length === 0) return;
+    const empty = this.pending === 0 && this.reserved === 0;
+    if (!empty && this.bytes + this.reserved + size > this.options.maxBytes) {
+      // Refused: the sender resends them later, which must not count as a duplicate.
+      for (const item of fresh) this.recent.delete(item.key);
+      throw new OutboxFull(
+        `The relay outbox is full (${this.bytes} bytes, ${this.reserved} being written, ${size} more asked; the bound is ${this.options.maxBytes}).`,
+      );
+    }
+    this.reserved += size;
     try {
       await this.commits.add(fresh, fresh.length);
+      this.appended.items += fresh.length;
+      this.appended.bytes += size;
     } catch (error) {
       // Not stored: the sender is answered 503 and resends them, which must not count as a duplicate.
       for (const item of fresh) this.recent.delete(item.key);
       throw error;
+    } finally {
+      this.reserved -= size;
     }
   }
 
@@ -380,6 +413,31 @@ export class Outbox {
     await this.file.close();
     await this.acks.close();
   }
+}
+
+/**
+ * What acked.log says of the items still in the segments, `first` to `end` (exclusive): the floor
+ * (every item below it settled) and the settled items above it. Its ranges are clipped to what is held
+ * before any is counted one by one, so opening costs what the outbox holds, not what it ever settled.
+ */
+function settledIn(acksText: string, first: number, end: number): { floor: number; above: number[] } {
+  const ranges: [number, number][] = [];
+  // The last line may be incomplete (a crash while writing it): those items are sent again.
+  for (const line of acksText.split('\n').slice(0, -1)) {
+    const [from = NaN, to = from] = line.split('-').map(Number);
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) continue;
+    const clipped: [number, number] = [Math.max(from, first), Math.min(to, end - 1)];
+    if (clipped[0] <= clipped[1]) ranges.push(clipped);
+  }
+  ranges.sort((a, b) => a[0] - b[0]);
+  let floor = first;
+  const above: number[] = [];
+  for (const [from, to] of ranges) {
+    // Sorted by start: once a range starts past the floor, no later one reaches back to it.
+    if (from <= floor) floor = Math.max(floor, to + 1);
+    else for (let seq = from; seq <= to; seq++) above.push(seq);
+  }
+  return { floor, above };
 }
 
 /** Makes a new or renamed directory entry durable. */

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { Logger } from '../http/collector.js';
-import type { ItemSink } from '../store/sink.js';
+import { SinkUnavailable, type ItemSink } from '../store/sink.js';
 import { ingestionTarget } from '@gatehouse/config';
 import { relayItems } from './envelopes.js';
 import { Forwarder, type ForwarderOptions, type RelayStats } from './forwarder.js';
-import { Outbox } from './outbox.js';
+import { Outbox, OutboxFull } from './outbox.js';
 
 /**
  * The relay as the collector's sink (docs/decisions/0041): what the front accepted goes to an on-disk
@@ -40,18 +40,28 @@ export async function openRelaySink(options: RelaySinkOptions): Promise<RelaySin
   if (outbox.pending > 0) {
     options.log('info', `relay: ${outbox.pending} items from before the start are waiting to be forwarded`);
   }
+  const sayFull = () => {
+    if (Date.now() - lastFullLog <= FULL_LOG_INTERVAL_MS) return;
+    lastFullLog = Date.now();
+    options.log(
+      'error',
+      `relay: the outbox is full (${outbox.bytes} bytes, TELEMETRY_RELAY_MAX_MB allows ${options.maxBytes}); ` +
+        `senders are answered 503 until the ingestion endpoint takes what is waiting (${forwarder.stats.lastError ?? 'no error so far'})`,
+    );
+  };
   return {
-    append: (items) => outbox.append(relayItems(items, target.iKey)),
-    hasRoom() {
-      if (outbox.hasRoom()) return true;
-      if (Date.now() - lastFullLog > FULL_LOG_INTERVAL_MS) {
-        lastFullLog = Date.now();
-        options.log(
-          'error',
-          `relay: the outbox is full (${outbox.bytes} bytes, TELEMETRY_RELAY_MAX_MB allows ${options.maxBytes}); ` +
-            `senders are answered 503 until the ingestion endpoint takes what is waiting (${forwarder.stats.lastError ?? 'no error so far'})`,
-        );
+    async append(items) {
+      try {
+        await outbox.append(relayItems(items, target.iKey));
+      } catch (error) {
+        if (!(error instanceof OutboxFull)) throw error;
+        sayFull();
+        throw new SinkUnavailable('the relay outbox is full', undefined, { cause: error });
       }
+    },
+    hasRoom(count) {
+      if (outbox.hasRoom(count)) return true;
+      sayFull();
       return false;
     },
     backlog: () => outbox.pending,

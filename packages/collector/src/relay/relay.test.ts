@@ -1,18 +1,20 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { appendFileSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../http/collector.js';
 import { createIngest } from '../protocol/ingest.js';
 import type { PackedItems } from '../store/packed.js';
+import { SinkUnavailable } from '../store/sink.js';
 import { BROWSER_IKEY, browserBatch, browserContext } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
 import { ingestionTarget } from '@gatehouse/config';
 import { relayItems, type RelayItem } from './envelopes.js';
-import { retryAfterMs } from './forwarder.js';
-import { Outbox } from './outbox.js';
+import { redirectTarget, retryAfterMs } from './forwarder.js';
+import { Outbox, OutboxFull } from './outbox.js';
 import { openRelaySink, type RelaySink } from './relay-sink.js';
 
 const AZURE_IKEY = '0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9';
@@ -29,14 +31,18 @@ function dataDir(): string {
 
 /** Browser envelopes as the collector accepts them (any key), packed as the front hands them to a sink. */
 async function accepted(count: number, iKey = BROWSER_IKEY): Promise<PackedItems> {
+  return acceptedText(JSON.stringify(browserBatch(count, browserContext({ iKey }))));
+}
+
+/** A JSON request body as the collector accepts it (any key). */
+async function acceptedText(body: string): Promise<PackedItems> {
   const ingest = createIngest({
     instrumentationKeys: 'any',
     maxDecompressedBytes: 4 * 1024 * 1024,
     maxItemsPerRequest: 1000,
     maxRefusedItems: 100,
   });
-  const body = Buffer.from(JSON.stringify(browserBatch(count, browserContext({ iKey }))));
-  const result = await ingest(body, undefined, 'application/json');
+  const result = await ingest(Buffer.from(body), undefined, 'application/json');
   if (!result.ok) throw new Error(result.message);
   return result.accepted;
 }
@@ -45,6 +51,7 @@ const items = (n: number, from = 0): RelayItem[] =>
   Array.from({ length: n }, (_, i) => ({ key: 1000 + from + i, text: `{"n":${from + i}}` }));
 
 interface Received {
+  path: string | undefined;
   headers: http.IncomingHttpHeaders;
   envelopes: Record<string, unknown>[];
 }
@@ -62,6 +69,7 @@ async function endpoint(answers: Answer[]) {
       const body = Buffer.concat(chunks);
       const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8');
       const r = {
+        path: req.url,
         headers: req.headers,
         envelopes: text.split('\n').map((l) => JSON.parse(l) as Record<string, unknown>),
       };
@@ -164,25 +172,34 @@ describe('relayItems', () => {
     expect(same[0]?.text).toMatch(/^\{"time":/);
   });
 
+  it('forwards the key it checked when the text names another as a second member', async () => {
+    const victim = '11111111-2222-4333-8444-555555555555';
+    const [first, second, third] = browserBatch(3, browserContext({ iKey: AZURE_IKEY })).map((e) =>
+      JSON.stringify(e),
+    ) as [string, string, string];
+    // JSON.parse keeps the last of two members; a reader that keeps the first, or reads member names
+    // without regard to case, would see the other resource's key.
+    const texts = [
+      first.replace('{', `{"iKey":"${victim}",`),
+      second.replace('{', `{"IKEY":"${victim}",`),
+      third.replace('{', `{"i\\u004bey":"${victim}",`),
+    ];
+    const out = relayItems(await acceptedText(`[${texts.join(',')}]`), AZURE_IKEY);
+    expect(out).toHaveLength(3);
+    for (const item of out) {
+      expect(item.text).not.toContain(victim);
+      expect(item.text.toLowerCase().split('"ikey"')).toHaveLength(2);
+      expect((JSON.parse(item.text) as { iKey: string }).iKey).toBe(AZURE_IKEY);
+    }
+  });
+
   it('undoes the packing of escaped rows (control characters in the text)', async () => {
-    const ingest = createIngest({
-      instrumentationKeys: 'any',
-      maxDecompressedBytes: 1 << 22,
-      maxItemsPerRequest: 10,
-      maxRefusedItems: 10,
-    });
     const [envelope] = browserBatch(1, browserContext({ iKey: AZURE_IKEY }));
     const odd = {
       ...envelope,
       data: { baseType: 'EventData', baseData: { ver: 2, name: 'a\u001fb\u001ec\u001bd\u0000e' } },
     };
-    const result = await ingest(
-      Buffer.from(`[\n${JSON.stringify(odd, null, 2)}\n]`),
-      undefined,
-      'application/json',
-    );
-    if (!result.ok) throw new Error(result.message);
-    const [item] = relayItems(result.accepted, AZURE_IKEY);
+    const [item] = relayItems(await acceptedText(`[\n${JSON.stringify(odd, null, 2)}\n]`), AZURE_IKEY);
     expect(item?.text).not.toMatch(/\n/);
     expect((JSON.parse(item?.text ?? '') as typeof odd).data.baseData.name).toBe(
       'a\u001fb\u001ec\u001bd\u0000e',
@@ -230,14 +247,56 @@ describe('Outbox', () => {
     await reopened.close();
   });
 
+  it('admits an append only when it fits, counting the appends still being written', async () => {
+    const outbox = await Outbox.open(dataDir(), { maxBytes: 1000 });
+    await outbox.append(items(20)); // about 300 bytes
+    expect(outbox.hasRoom(1)).toBe(true);
+    // hasRoom is asked before the items are known: it reckons with the items' size so far.
+    expect(outbox.hasRoom(200)).toBe(false);
+    // Two appends at once that fit one at a time, not together: the second waits for the first's bytes.
+    const results = await Promise.allSettled([outbox.append(items(40, 100)), outbox.append(items(40, 200))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect(outbox.bytes).toBeLessThanOrEqual(1000);
+    // Refused items were not kept: sent again, they are taken once there is room.
+    await outbox.settle(await outbox.next(1000, 1 << 20));
+    expect(outbox.has(1200)).toBe(false);
+    await outbox.close();
+  });
+
+  it('opens in memory bounded by what it holds, however much acked.log has settled before', () => {
+    // A long run's acked.log: fifty million items settled, the segments that held them long gone.
+    const dir = dataDir();
+    const block = Buffer.from('a {"n":0}\nb {"n":1}\n');
+    const trailer = `#${block.length}:${crc32(block).toString(16)}\n`;
+    writeFileSync(path.join(dir, 'outbox-000000050000000.log'), Buffer.concat([block, Buffer.from(trailer)]));
+    writeFileSync(path.join(dir, 'acked.log'), '0-49999999\n50000000\n');
+    const script = `
+      import { Outbox } from ${JSON.stringify(new URL('./outbox.ts', import.meta.url).href)};
+      const outbox = await Outbox.open(${JSON.stringify(dir)}, { maxBytes: 1 << 20 });
+      const items = await outbox.next(10, 1 << 20);
+      console.log(JSON.stringify({ pending: outbox.pending, seqs: items.map((i) => i.seq) }));
+      await outbox.close();`;
+    // A heap far smaller than fifty million numbers: opening must not count them one by one.
+    const child = spawnSync(
+      process.execPath,
+      ['--max-old-space-size=48', '--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: import.meta.dirname, encoding: 'utf8', timeout: 60_000 },
+    );
+    expect(child.status, child.stderr.slice(0, 300)).toBe(0);
+    expect(JSON.parse(child.stdout)).toEqual({ pending: 1, seqs: [50000001] });
+  });
+
   it('deletes segments once all their items are settled, and says when it is full', async () => {
     const dir = dataDir();
     const outbox = await Outbox.open(dir, { maxBytes: 4000, segmentBytes: 200 });
     for (let i = 0; i < 10; i++) await outbox.append(items(5, i * 5));
     expect(readdirSync(dir).filter((n) => n.startsWith('outbox-')).length).toBeGreaterThan(2);
     expect(outbox.hasRoom()).toBe(true);
-    for (let i = 10; outbox.hasRoom(); i++) await outbox.append(items(5, i * 5));
-    expect(outbox.bytes).toBeGreaterThan(4000);
+    let refused: unknown;
+    for (let i = 10; !refused; i++) await outbox.append(items(5, i * 5)).catch((e: unknown) => (refused = e));
+    expect(refused).toBeInstanceOf(OutboxFull);
+    expect(outbox.bytes).toBeLessThanOrEqual(4000);
+    expect(outbox.hasRoom(5)).toBe(false);
     for (let batch = await outbox.next(7, 1 << 20); batch.length > 0; batch = await outbox.next(7, 1 << 20)) {
       await outbox.settle(batch);
     }
@@ -321,7 +380,7 @@ describe('the relay sink', () => {
     expect(nowhere.sink.stats().lastError).toMatch(/could not be reached/);
   });
 
-  it('drops a batch the service calls bad (400) and keeps one it refuses for the key (401/403)', async () => {
+  it('drops an item the service calls bad (400) and keeps a batch it refuses for the key (401/403)', async () => {
     const azure = await endpoint([
       json(400, { error: 'bad' }),
       json(401, { error: 'local authentication is disabled' }),
@@ -329,27 +388,137 @@ describe('the relay sink', () => {
       ok,
     ]);
     const { sink, logs } = await relay(azure.url);
-    await sink.append(await accepted(4));
-    await until(sink, (s) => s.dropped === 4);
+    await sink.append(await accepted(1));
+    await until(sink, (s) => s.dropped === 1);
     await sink.append(await accepted(2));
     await until(sink, (s) => s.forwarded === 2);
-    expect(azure.received.map((r) => r.envelopes.length)).toEqual([4, 2, 2, 2]);
-    expect(logs.some(([l, m]) => l === 'error' && /refused a batch of 4 items with 400/.test(m))).toBe(true);
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([1, 2, 2, 2]);
+    expect(logs.some(([l, m]) => l === 'error' && /refused 1 of 1 items with 400/.test(m))).toBe(true);
     expect(logs.some(([, m]) => /answered 401 .*local authentication/.test(m))).toBe(true);
   });
 
-  it('follows a 308 to where the service moved ingestion', async () => {
-    const moved = await endpoint([ok]);
+  it('splits a batch refused whole (400 without items named, 413) until the bad items are alone, and drops only them', async () => {
+    const bad = new Set<unknown>();
+    const azure = await endpoint([
+      (r, res) => {
+        if (bad.size === 0) for (const i of [3, 11]) bad.add(r.envelopes[i]?.seq);
+        if (r.envelopes.length > 8) json(413, { error: 'too large' })(r, res);
+        else if (r.envelopes.some((e) => bad.has(e.seq))) json(400, { error: 'invalid item' })(r, res);
+        else ok(r, res);
+      },
+    ]);
+    const { sink, logs } = await relay(azure.url);
+    await sink.append(await accepted(16));
+    await until(sink, (s) => s.pending === 0);
+    expect(sink.stats()).toMatchObject({ forwarded: 14, dropped: 2 });
+    const delivered = azure.received
+      .filter((r) => r.envelopes.every((e) => !bad.has(e.seq)))
+      .flatMap((r) => r.envelopes.map((e) => e.seq));
+    expect(new Set(delivered).size).toBe(14);
+    expect(delivered).toHaveLength(14);
+    expect(logs.filter(([l, m]) => l === 'error' && /refused 2 of 16 items with 400/.test(m))).toHaveLength(
+      1,
+    );
+  });
+
+  it('takes a 400 naming items as a partial answer only when its counts add up', async () => {
+    const azure = await endpoint([
+      // Names one item but says none were taken: which of the others went through is unknown.
+      json(400, { itemsReceived: 4, itemsAccepted: 0, errors: [{ index: 0, statusCode: 400 }] }),
+      json(400, { itemsReceived: 2, itemsAccepted: 1, errors: [{ index: 0, statusCode: 400 }] }),
+      ok,
+    ]);
+    const { sink } = await relay(azure.url);
+    await sink.append(await accepted(4));
+    await until(sink, (s) => s.pending === 0);
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([4, 2, 2]);
+    expect(sink.stats()).toMatchObject({ forwarded: 3, dropped: 1 });
+  });
+
+  it('sends a batch again when a partial answer cannot be read, and keeps forwarding', async () => {
+    const azure = await endpoint([
+      json(206, { itemsReceived: 2, itemsAccepted: 1, errors: { index: 0 } }),
+      json(206, { itemsReceived: 2, itemsAccepted: 1, errors: [null] }),
+      json(400, { errors: [null] }),
+      ok,
+    ]);
+    const { sink } = await relay(azure.url);
+    await sink.append(await accepted(2));
+    await until(sink, (s) => s.pending === 0);
+    expect(sink.stats()).toMatchObject({ forwarded: 2, dropped: 0 });
+    expect(azure.received.map((r) => r.envelopes.length)).toEqual([2, 2, 2, 1, 1]);
+  });
+
+  it('follows a 307/308 on the configured host, and goes back to the configured URL after a failure', async () => {
     const azure = await endpoint([
       (_r, res) => {
-        res.writeHead(308, { Location: `${moved.url}/v2.1/track` });
+        res.writeHead(308, { Location: '/moved/v2.1/track' });
         res.end();
       },
+      ok,
+      json(503, {}),
+      ok,
     ]);
     const { sink } = await relay(azure.url);
     await sink.append(await accepted(3));
     await until(sink, (s) => s.forwarded === 3);
-    expect(moved.received[0]?.envelopes).toHaveLength(3);
+    await sink.append(await accepted(2));
+    await until(sink, (s) => s.forwarded === 5);
+    expect(azure.received.map((r) => r.path)).toEqual([
+      '/v2.1/track',
+      '/moved/v2.1/track',
+      '/moved/v2.1/track',
+      '/v2.1/track',
+    ]);
+  });
+
+  it('does not follow a redirect to another host, and keeps the items', async () => {
+    const elsewhere = await endpoint([ok]);
+    const port = new URL(elsewhere.url).port;
+    const redirect =
+      (location: string): Answer =>
+      (_r, res) => {
+        res.writeHead(307, { Location: location });
+        res.end();
+      };
+    const azure = await endpoint([
+      redirect(`${elsewhere.url}/v2.1/track`),
+      redirect(`http://localhost:${port}/v2.1/track`),
+      ok,
+    ]);
+    const { sink, logs } = await relay(azure.url);
+    await sink.append(await accepted(3));
+    await until(sink, (s) => s.forwarded === 3);
+    expect(elsewhere.received).toHaveLength(0);
+    expect(azure.received).toHaveLength(3);
+    expect(
+      logs.some(([, m]) => /redirected to http:\/\/127\.0\.0\.1:\d+, which is not followed/.test(m)),
+    ).toBe(true);
+  });
+
+  it('follows a redirect only to https on the configured host or within Azure Monitor ingestion', () => {
+    const regional = 'https://westeurope-5.in.applicationinsights.azure.com/v2.1/track';
+    const allowed = (from: string, location: string) => redirectTarget(from, location)?.href;
+    expect(allowed('https://dc.services.visualstudio.com/v2.1/track', regional)).toBe(regional);
+    expect(allowed('https://x.in.applicationinsights.azure.com/v2.1/track', '/v2.1/track?moved')).toBe(
+      'https://x.in.applicationinsights.azure.com/v2.1/track?moved',
+    );
+    for (const location of [
+      'http://x.in.applicationinsights.azure.com/v2.1/track', // no longer https
+      'https://collector.example/v2.1/track', // another party's host
+      'https://x.in.applicationinsights.azure.com.example/v2.1/track',
+      'https://x.in.applicationinsights.azure.us/v2.1/track', // another cloud
+      'https://x.in.applicationinsights.azure.com:8443/v2.1/track',
+      'https://user:pw@x.in.applicationinsights.azure.com/v2.1/track',
+      'ftp://x.in.applicationinsights.azure.com/',
+    ]) {
+      expect(allowed('https://x.in.applicationinsights.azure.com/v2.1/track', location)).toBeUndefined();
+    }
+    // A proxy of the operator's own: its host only.
+    expect(allowed('https://relay.example/v2.1/track', regional)).toBeUndefined();
+    expect(allowed('https://relay.example/v2.1/track', 'https://relay.example/eu/v2.1/track')).toBe(
+      'https://relay.example/eu/v2.1/track',
+    );
   });
 
   it('forwards after a restart what it had not forwarded before', async () => {
@@ -365,8 +534,14 @@ describe('the relay sink', () => {
 
   it('refuses to take more once the outbox is at its bound, and logs why', async () => {
     const azure = await endpoint([json(503, {})]);
-    const { sink, logs } = await relay(azure.url, { maxBytes: 3000, minRetryMs: 60_000, maxRetryMs: 60_000 });
-    while (sink.hasRoom(1)) await sink.append(await accepted(3));
+    const { sink, logs } = await relay(azure.url, { maxBytes: 8000, minRetryMs: 60_000, maxRetryMs: 60_000 });
+    // Asked before the items are read: reckoned at about a kilobyte an item until some are seen.
+    expect(sink.hasRoom(1)).toBe(true);
+    expect(sink.hasRoom(1000)).toBe(false);
+    while (sink.hasRoom(3)) await sink.append(await accepted(3));
     expect(logs.some(([l, m]) => l === 'error' && /outbox is full/.test(m))).toBe(true);
+    // An append the estimate let through is held to the bound by its real size: 503, items kept by the sender.
+    await expect(sink.append(await accepted(20))).rejects.toBeInstanceOf(SinkUnavailable);
+    expect(sink.stats().outboxBytes).toBeLessThanOrEqual(8000);
   });
 });
