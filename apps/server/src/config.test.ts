@@ -256,6 +256,9 @@ describe('loadConfig', () => {
       maxBytesPerSecondPerSource: 60 * 1024,
       maxBytesBurstPerSource: 1024 * 1024,
       maxBytesInFlight: 64 * 1024 * 1024,
+      maxBytesInFlightPerSource: undefined,
+      minBodyBytesPerSecond: 500,
+      minBodyRateGraceMs: 5000,
       maxStoreBytes: 5120 * 1024 * 1024,
     });
     // One source, sending all it may, needs at least a day to fill the default quota (issue 24).
@@ -275,6 +278,9 @@ describe('loadConfig', () => {
       TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: '0',
       TELEMETRY_MAX_KB_BURST_PER_SOURCE: '256',
       TELEMETRY_MAX_MB_IN_FLIGHT: '16',
+      TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE: '0',
+      TELEMETRY_MIN_BODY_BYTES_PER_SECOND: '0',
+      TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: '10',
       HTTP_REQUEST_TIMEOUT_SECONDS: '5',
       HTTP_HEADERS_TIMEOUT_SECONDS: '20',
       HTTP_MAX_CONNECTIONS: '64',
@@ -286,6 +292,9 @@ describe('loadConfig', () => {
       maxBytesPerSecondPerSource: undefined,
       maxBytesBurstPerSource: 256 * 1024,
       maxBytesInFlight: 16 * 1024 * 1024,
+      maxBytesInFlightPerSource: 0,
+      minBodyBytesPerSecond: 0,
+      minBodyRateGraceMs: 10_000,
       maxStoreBytes: 0,
     });
     // The headers cannot be given longer than the whole request.

@@ -296,8 +296,13 @@ export interface ServerConfig {
     maxBytesPerSecondPerSource: number | undefined;
     /** What a source's byte bucket holds when full. */
     maxBytesBurstPerSource: number;
-    /** Request body bytes received and inflated at once (counted at their worst); 0: no cap. */
+    /** Request body bytes held at once, counted as they arrive and inflate; 0: no cap. */
     maxBytesInFlight: number;
+    /** The same for one source; undefined: a quarter of `maxBytesInFlight`; 0: no share. */
+    maxBytesInFlightPerSource: number | undefined;
+    /** The least rate a body arrives at after `minBodyRateGraceMs` (else 408); 0: none. */
+    minBodyBytesPerSecond: number;
+    minBodyRateGraceMs: number;
     /** Bytes the data folder may hold; 0: no quota. */
     maxStoreBytes: number;
     /** The instrumentation keys the collector accepts. */
@@ -428,6 +433,12 @@ export function loadConfig(
       maxBytesPerSecondPerSource: e.TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE * 1024 || undefined,
       maxBytesBurstPerSource: e.TELEMETRY_MAX_KB_BURST_PER_SOURCE * 1024,
       maxBytesInFlight: e.TELEMETRY_MAX_MB_IN_FLIGHT * 1024 * 1024,
+      maxBytesInFlightPerSource:
+        e.TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE === undefined
+          ? undefined
+          : e.TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE * 1024 * 1024,
+      minBodyBytesPerSecond: e.TELEMETRY_MIN_BODY_BYTES_PER_SECOND,
+      minBodyRateGraceMs: e.TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS * 1000,
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
       instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],

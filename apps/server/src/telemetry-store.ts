@@ -72,6 +72,11 @@ export async function startTelemetryStore(
     ...(c.maxBytesPerSecondPerSource ? { maxBytesPerSecondPerSource: c.maxBytesPerSecondPerSource } : {}),
     maxBytesBurstPerSource: c.maxBytesBurstPerSource,
     maxBytesInFlight: c.maxBytesInFlight,
+    ...(c.maxBytesInFlightPerSource === undefined
+      ? {}
+      : { maxBytesInFlightPerSource: c.maxBytesInFlightPerSource }),
+    minBodyBytesPerSecond: c.minBodyBytesPerSecond,
+    minBodyRateGraceMs: c.minBodyRateGraceMs,
     // The same client address Express's `trust proxy` gives the rest of the app.
     trustProxy: config.trustProxy,
     log,

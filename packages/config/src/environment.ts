@@ -154,6 +154,11 @@ export const environment = z.object({
   TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(60),
   TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce.number().int().min(64).default(1024),
   TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce.number().int().min(0).default(64),
+  // One source's share of the above; unset: a quarter of it.
+  TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE: z.coerce.number().int().min(0).optional(),
+  // A body slower than this after the grace is answered 408 (Apache mod_reqtimeout's MinRate).
+  TELEMETRY_MIN_BODY_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(500),
+  TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
   HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),

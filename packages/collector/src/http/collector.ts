@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BodyError, decode, readBody, tooManyItems } from '../protocol/body.js';
+import { BodyError, BodyStopped, inflate, overBudget, readBody, tooManyItems } from '../protocol/body.js';
 import { clientOf } from './client.js';
+import { InFlightBudget, type InFlightTicket } from './in-flight.js';
 import { lingerOnClose } from './lingering-close.js';
 import { countItems } from '../protocol/count-items.js';
 import type { ItemError } from '../protocol/ingest.js';
@@ -66,11 +67,26 @@ export interface CollectorFrontOptions {
   /** Byte buckets of the caller's (shared by replicas) instead of this process's, as `rateLimiter`. */
   byteRateLimiter?: RateLimiter;
   /**
-   * Request body bytes being received and inflated at once, across all requests, counted at their
-   * worst (declared length, plus the most it can inflate to) when a request starts. A request that
-   * would go past it is answered 503 with Retry-After before its body is read. Default 64 MiB; 0: none.
+   * Request body bytes held at once across all requests, counted as they are taken: each chunk of a
+   * body as it arrives, then its text (identity) or each chunk as it inflates (gzip). A request whose
+   * next chunk would go past it is answered 503 with Retry-After then, and its connection closed; one
+   * that finds it full, before its body is read. A request alone is always let through. Default
+   * 64 MiB; 0: none.
    */
   maxBytesInFlight?: number;
+  /**
+   * The same, for the requests of one source (as the rate limits key it): one address cannot take the
+   * bytes in flight from everyone. Default a quarter of `maxBytesInFlight`; 0: none.
+   */
+  maxBytesInFlightPerSource?: number;
+  /**
+   * The least rate a body arrives at, in bytes per second, once `minBodyRateGraceMs` have passed
+   * since its reading began (Apache's mod_reqtimeout `MinRate`). A slower body is answered 408 and its
+   * connection closed. Default 500 (mod_reqtimeout's); 0: none (the request timeout still applies).
+   */
+  minBodyBytesPerSecond?: number;
+  /** How long a body may take before the least rate applies, in ms. Default 5,000. */
+  minBodyRateGraceMs?: number;
   /**
    * Proxies in front whose `X-Forwarded-For` is believed: their addresses and ranges (believed only
    * from them), or a count of hops (`true`: one; believed from whoever connects). The client address is
@@ -141,8 +157,6 @@ export interface BreezeResponse {
 const TOO_MANY = 'Too many items; retry later.';
 /** The least a request's admission takes from its source's byte bucket: below it, the bucket is empty. */
 const MIN_BYTE_TICKET = 1024;
-/** DEFLATE's largest ratio (a run of one byte): a gzip body inflates to at most this many times its size. */
-const MAX_DEFLATE_RATIO = 1032;
 const TRACK_PATHS = new Set(['/v2/track', '/v2.1/track']);
 /** Refused items listed in an answer; after as many, the rest of the body is not checked. */
 const MAX_REFUSED_ITEMS = 100;
@@ -290,7 +304,15 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       ? new RateLimits(undefined, options.maxBytesPerSecondPerSource, Date.now, byteBurst)
       : undefined);
   const maxBytesInFlight = options.maxBytesInFlight ?? 64 * 1024 * 1024;
-  let bytesInFlight = 0;
+  const inFlight = new InFlightBudget(
+    maxBytesInFlight,
+    options.maxBytesInFlightPerSource ?? Math.floor(maxBytesInFlight / 4),
+  );
+  const bodyRate = {
+    minBytesPerSecond: options.minBodyBytesPerSecond ?? 500,
+    graceMs: options.minBodyRateGraceMs ?? 5_000,
+  };
+  const retryAfterSeconds = options.retryAfterSeconds ?? 10;
   const retentionDays = options.retentionDays ?? 90;
   const ingest = startIngest(
     {
@@ -324,7 +346,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const behind = (count: number) => !sink.hasRoom(count);
   const busy = (headers: Record<string, string>) => ({
     ...headers,
-    'Retry-After': String(options.retryAfterSeconds ?? 10),
+    'Retry-After': String(retryAfterSeconds),
   });
   // Said at most every 10 s (with how many requests were turned away), not per request.
   const logBehind = throttled(LOG_INTERVAL_MS, (times) =>
@@ -343,7 +365,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const logInFlight = throttled(LOG_INTERVAL_MS, (times) =>
     log(
       'warn',
-      `request bodies in flight at the cap (${bytesInFlight} of ${maxBytesInFlight} bytes); answered 503 to ${requests(times)}`,
+      `request bodies in flight at the cap (${inFlight.held} of ${maxBytesInFlight} bytes, or a source's share); answered 503 to ${requests(times)}`,
     ),
   );
 
@@ -351,12 +373,16 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   /** The key of the client's per-source buckets: its address, an IPv6 address by its /64. */
   const source = (req: IncomingMessage) => sourceKey(clientAddress(req, trust));
 
+  /** Whether the client is gone: nothing more to read, nobody to answer. */
+  const gone = (req: IncomingMessage, res: ServerResponse) =>
+    res.destroyed || (req.socket?.destroyed ?? true);
+
   /**
    * Admission, before a byte of the body is read: the request's first item and its body's declared
    * bytes (at least MIN_BYTE_TICKET; the burst when it declares none) are taken from its source's
-   * buckets, and the worst its body can cost in memory is counted against `maxBytesInFlight`. False
-   * when refused (answered 429 or 503, the body left unread). What it stores is charged after parsing:
-   * the rest of its cost.
+   * buckets, and the bytes in flight must not be full already (for all, or for its source). False
+   * when refused (answered 429 or 503, the body left unread) or when the client left meanwhile. What
+   * it stores is charged after parsing: the rest of its cost.
    */
   async function admit(
     req: IncomingMessage,
@@ -367,6 +393,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   ): Promise<boolean> {
     if (rateLimits) {
       const { granted, retryAfter } = await rateLimits.grant(from, 1);
+      if (gone(req, res)) return false;
       if (granted < 1) {
         refuseUnread(res, 429, retryAfter, headers);
         return false;
@@ -374,33 +401,43 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     }
     if (byteLimits) {
       const { granted, retryAfter } = await byteLimits.grant(from, byteTicket);
+      if (gone(req, res)) return false;
       if (granted < byteTicket) {
         refuseUnread(res, 429, retryAfter, headers);
         return false;
       }
     }
-    if (maxBytesInFlight > 0) {
-      const declared = Number(req.headers['content-length']);
-      const raw = declared >= 0 ? Math.min(declared, maxBodyBytes) : maxBodyBytes;
-      const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-      // The body as received, then as text (identity), or inflated (gzip).
-      const cost =
-        raw +
-        (coding === 'identity' || coding === ''
-          ? raw
-          : Math.min(maxDecompressedBytes, raw * MAX_DEFLATE_RATIO + 1024));
-      if (bytesInFlight > 0 && bytesInFlight + cost > maxBytesInFlight) {
-        logInFlight();
-        refuseUnread(res, 503, options.retryAfterSeconds ?? 10, headers);
-        return false;
-      }
-      bytesInFlight += cost;
-      res.once('close', () => (bytesInFlight -= cost));
+    if (inFlight.full(from)) {
+      logInFlight();
+      refuseUnread(res, 503, retryAfterSeconds, headers);
+      return false;
     }
     return true;
   }
 
+  /**
+   * Answers one POST. Whatever the request holds of the bytes in flight is given back exactly once,
+   * whenever and however it ends: the release is registered before the first await (a `close`
+   * listener added after the client has gone is never called), and again when the answer is done.
+   */
   async function track(req: IncomingMessage, res: ServerResponse, headers: Record<string, string>) {
+    const from = source(req);
+    const ticket = inFlight.open(from);
+    res.once('close', ticket.release);
+    try {
+      await answer(req, res, headers, from, ticket);
+    } finally {
+      ticket.release();
+    }
+  }
+
+  async function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: Record<string, string>,
+    from: string,
+    ticket: InFlightTicket,
+  ) {
     const full = sink.full();
     if (full !== undefined) {
       // Refused before reading: nothing more fits. Not a retry status, so the SDKs do not pile up resends.
@@ -410,7 +447,6 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       send(res, 507, bodyRefused(507, 'Telemetry store is full; items are not stored.'), headers);
       return;
     }
-    const from = source(req);
     const declared = Number(req.headers['content-length']);
     const byteTicket = Math.min(
       byteBurst,
@@ -421,14 +457,15 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
     if (shedding) logBehind();
     let body: Buffer;
     try {
-      body = await readBody(req, maxBodyBytes);
+      const raw = await readBody(req, maxBodyBytes, { ...bodyRate, charge: ticket.charge });
+      // Inflated here rather than by the ingest (maybe in its worker), so that each inflated chunk is
+      // charged as it is made; an identity body is charged again for the text the ingest makes of it.
+      body = await inflate(raw, req.headers['content-encoding'], maxDecompressedBytes, ticket.charge);
+      if (body === raw && !ticket.charge(raw.length)) throw overBudget();
       if (shedding) {
         // Shed load before validating what would be refused anyway, but name every item of the
         // batch: the Node.js SDK 2.x resends only the items a 503 names (the other SDKs resend all).
-        const count = countItems(
-          await decode(body, req.headers['content-encoding'], maxDecompressedBytes),
-          req.headers['content-type'],
-        );
+        const count = countItems(body.toString('utf8'), req.headers['content-type']);
         if (count > maxItemsPerRequest) {
           // Naming every item of an oversized body would make the answer the amplifier.
           send(res, 413, bodyRefused(413, tooManyItems(maxItemsPerRequest).message), headers);
@@ -438,24 +475,30 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
         return;
       }
     } catch (error) {
-      if (!(error instanceof BodyError)) throw error;
-      if (error.statusCode !== 413) {
-        if (!res.destroyed)
-          send(res, error.statusCode, bodyRefused(error.statusCode, error.message), headers);
+      if (!(error instanceof BodyError || error instanceof BodyStopped)) throw error;
+      if (gone(req, res)) return;
+      if (error instanceof BodyStopped) {
+        if (error.code === 'over-budget') {
+          logInFlight();
+          refuseUnread(res, 503, retryAfterSeconds, headers);
+        } else {
+          // A sender this slow is holding a connection, not sending telemetry: it is not waited for.
+          lingerOnClose(res);
+          send(res, 408, bodyRefused(408, error.message), { ...headers, Connection: 'close' });
+        }
         return;
       }
-      // Ask the client to close: the refused body has not been read to its end.
+      if (error.statusCode !== 413) {
+        send(res, error.statusCode, bodyRefused(error.statusCode, error.message), headers);
+        return;
+      }
+      // Ask the client to close: the refused body may not have been read to its end.
       lingerOnClose(res);
       send(res, 413, bodyRefused(413, error.message), { ...headers, Connection: 'close' });
       req.resume();
       return;
     }
-    const result = await ingest.ingest(
-      body,
-      req.headers['content-encoding'],
-      req.headers['content-type'],
-      clientOf(req.headers),
-    );
+    const result = await ingest.ingest(body, undefined, req.headers['content-type'], clientOf(req.headers));
     if (!result.ok) {
       send(res, result.statusCode, bodyRefused(result.statusCode, result.message), headers);
       return;

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { BodyError, decode, splitItems, splitItemsExactly } from './body.js';
+import { BodyError, BodyStopped, decode, inflate, splitItems, splitItemsExactly } from './body.js';
 import { browserBatch } from '../test-support/browser-envelopes.js';
 
 const values = (text: string, contentType?: string) =>
@@ -279,5 +279,31 @@ describe('decode', () => {
       message: 'Decompressed body is larger than 1000 bytes.',
     });
     await expect(decode(Buffer.from('x'), 'br', 100)).rejects.toMatchObject({ statusCode: 415 });
+  });
+});
+
+describe('inflate', () => {
+  it('charges each inflated chunk as it is made, and stops at the first one refused', async () => {
+    const sizes: number[] = [];
+    const inflated = await inflate(gzipSync(Buffer.alloc(300_000)), 'gzip', 1_000_000, (bytes) => {
+      sizes.push(bytes);
+      return true;
+    });
+    expect(inflated.length).toBe(300_000);
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(300_000);
+
+    let charged = 0;
+    const refused = inflate(gzipSync(Buffer.alloc(300_000)), 'gzip', 1_000_000, (bytes) => {
+      if (charged + bytes > 100_000) return false;
+      charged += bytes;
+      return true;
+    });
+    await expect(refused).rejects.toBeInstanceOf(BodyStopped);
+    expect(charged).toBeLessThanOrEqual(100_000);
+  });
+
+  it('refuses an empty gzip body as invalid', async () => {
+    await expect(inflate(Buffer.alloc(0), 'gzip', 100)).rejects.toMatchObject({ statusCode: 400 });
   });
 });

@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import type { EnvelopeSource } from './envelopes.js';
 
-const gunzipAsync = promisify(gunzip);
+/** Inflated bytes made at a time: each is charged as it comes (the stream's default is 16 KiB). */
+const INFLATE_CHUNK_BYTES = 64 * 1024;
 
 /** Why a body could not be turned into items: the status to answer and what to say. */
 export class BodyError extends Error {
@@ -15,42 +15,126 @@ export class BodyError extends Error {
   }
 }
 
-/** Reads the raw request body, refusing it past `maxBytes` (checked against Content-Length first). */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > maxBytes) throw new BodyError(413, `Body is larger than ${maxBytes} bytes.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) throw new BodyError(413, `Body is larger than ${maxBytes} bytes.`);
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof BodyError) throw error;
-    // The client went away mid-body: nothing to store, and nobody left to read the answer.
-    throw new BodyError(400, 'Body was not received completely.');
+/**
+ * Why reading or inflating a body was stopped before its end: it would take more memory than the
+ * request may hold now (`over-budget`), or it arrives slower than the least rate (`too-slow`).
+ */
+export class BodyStopped extends Error {
+  constructor(
+    readonly code: 'over-budget' | 'too-slow',
+    message: string,
+  ) {
+    super(message);
   }
-  return Buffer.concat(chunks, size);
+}
+
+/** The request may not hold more bytes now. */
+export const overBudget = () =>
+  new BodyStopped('over-budget', 'Too many request bodies in flight; retry later.');
+
+/** Counts `bytes` more held for a request; false when that would take more than it may. */
+export type Charge = (bytes: number) => boolean;
+
+export interface ReadBodyOptions {
+  /** Told each chunk's size as it arrives, before it is kept. */
+  charge?: Charge;
+  /**
+   * The least rate a body arrives at, in bytes per second, once `graceMs` have passed (Apache's
+   * mod_reqtimeout `MinRate`: every `minBytesPerSecond` received buys another second). 0: none.
+   */
+  minBytesPerSecond?: number;
+  graceMs?: number;
+}
+
+const tooLarge = (maxBytes: number) => new BodyError(413, `Body is larger than ${maxBytes} bytes.`);
+
+/**
+ * Reads the raw request body, refusing it past `maxBytes` (checked against Content-Length first). On
+ * a refusal the rest is left unread, for the answer to ask the client to close.
+ */
+export function readBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  { charge, minBytesPerSecond = 0, graceMs = 0 }: ReadBodyOptions = {},
+): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
+  // The client went away mid-body: nothing to store, and nobody left to read the answer.
+  const incomplete = () => new BodyError(400, 'Body was not received completely.');
+  if (req.destroyed) return Promise.reject(incomplete());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (!error) return resolve(Buffer.concat(chunks, size));
+      req.pause();
+      reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) finish(tooLarge(maxBytes));
+      else if (charge && !charge(chunk.length)) finish(overBudget());
+      else chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    const onError = () => finish(incomplete());
+    const onClose = () => req.complete || finish(incomplete());
+    const checkRate = () => {
+      const wait = started + graceMs + (size / minBytesPerSecond) * 1000 - Date.now();
+      if (wait <= 0) {
+        finish(new BodyStopped('too-slow', `Body arrived slower than ${minBytesPerSecond} bytes a second.`));
+        return;
+      }
+      timer = setTimeout(checkRate, wait);
+      timer.unref();
+    };
+    if (minBytesPerSecond > 0) checkRate();
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /**
  * Undoes `Content-Encoding: gzip` (what the Node.js SDK always sends) with a cap on the inflated
- * size, so a small compressed body cannot expand into gigabytes. gunzip runs on libuv's pool.
+ * size, so a small compressed body cannot expand into gigabytes; `charge` is told each inflated chunk
+ * as it is made. Inflates on libuv's pool; an identity body is returned as it is.
  */
-export async function decode(body: Buffer, encoding: string | undefined, maxBytes: number): Promise<string> {
+export function inflate(
+  body: Buffer,
+  encoding: string | undefined,
+  maxBytes: number,
+  charge?: Charge,
+): Promise<Buffer> {
   const coding = (encoding ?? 'identity').trim().toLowerCase();
-  if (coding === 'identity' || coding === '') return body.toString('utf8');
-  if (coding !== 'gzip') throw new BodyError(415, `Content-Encoding '${coding}' is not supported.`);
-  try {
-    return (await gunzipAsync(body, { maxOutputLength: maxBytes })).toString('utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new BodyError(413, `Decompressed body is larger than ${maxBytes} bytes.`);
-    }
-    throw new BodyError(400, 'Body is not valid gzip.');
-  }
+  if (coding === 'identity' || coding === '') return Promise.resolve(body);
+  if (coding !== 'gzip')
+    return Promise.reject(new BodyError(415, `Content-Encoding '${coding}' is not supported.`));
+  return new Promise((resolve, reject) => {
+    const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK_BYTES });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (error: Error) => {
+      gunzip.destroy();
+      reject(error);
+    };
+    gunzip.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) stop(new BodyError(413, `Decompressed body is larger than ${maxBytes} bytes.`));
+      else if (charge && !charge(chunk.length)) stop(overBudget());
+      else chunks.push(chunk);
+    });
+    gunzip.on('end', () => resolve(Buffer.concat(chunks, size)));
+    gunzip.on('error', () => reject(new BodyError(400, 'Body is not valid gzip.')));
+    gunzip.end(body);
+  });
+}
+
+/** The body as text, inflated first when it is gzip (see `inflate`). */
+export async function decode(body: Buffer, encoding: string | undefined, maxBytes: number): Promise<string> {
+  return (await inflate(body, encoding, maxBytes)).toString('utf8');
 }
 
 /**
