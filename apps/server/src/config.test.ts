@@ -362,6 +362,7 @@ describe('loadConfig', () => {
   it('refuses the development server (--dev) with NODE_ENV=production, in one line saying what to run', () => {
     const production = {
       NODE_ENV: 'production',
+      GATEHOUSE_SINGLE_REPLICA: '1',
       OIDC_AUTHORITY: 'https://idp.example.com',
       OIDC_CLIENT_ID: 'g',
     };
