@@ -164,8 +164,9 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Identities kept to drop items sent again: about 20 MB. At the rate of a busy site (hundreds of items
- * a second) that spans hours, far longer than the SDKs take to resend; under a flood it spans less.
+ * Identities kept in memory to drop items sent again: about 20 MB. At the rate of a busy site (hundreds
+ * of items a second) that spans hours, far longer than the SDKs take to resend; a copy of an item older
+ * than they span (under a flood) is looked for in DuckDB instead (ADR 0095).
  */
 export const RECENT_ITEMS = 500_000;
 
