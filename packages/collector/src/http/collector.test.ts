@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -185,6 +186,42 @@ describe('POST /v2/track and /v2.1/track', () => {
       [200, 55],
     ]);
     expect(await t.collector.store.count()).toBe(55);
+  });
+
+  it('stores each item once when its sender went away before the answer and then sent it again', async () => {
+    const t = await start();
+    const store = t.collector.store;
+    const append = store.append.bind(store);
+    // A slow disk: the answers come well after the senders have given up.
+    store.append = async (items) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return append(items);
+    };
+    const [first, second, later] = [browserBatch(25), browserBatch(6), browserBatch(24)];
+    const gone = (envelopes: unknown[]) =>
+      new Promise<void>((resolve) => {
+        const req = request(`${t.origin}/v2/track`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+        });
+        req.on('error', () => resolve());
+        // The whole body sent, then the connection dropped before any answer.
+        req.end(browserRequest(envelopes).body, () =>
+          setTimeout(() => {
+            req.destroy();
+            resolve();
+          }, 50),
+        );
+      });
+    await gone(first);
+    await gone(second);
+    const resent = await Promise.all([
+      post(t, browserRequest(first).body),
+      post(t, browserRequest([...second, ...first.slice(0, 3), ...later]).body),
+    ]);
+    expect(resent.map((a) => a.status)).toEqual([200, 200]);
+    store.append = append;
+    expect(await store.count()).toBe(25 + 6 + 24);
   });
 
   it('answers 206 over the configured rate, each item over it marked retriable, then 429 unread', async () => {

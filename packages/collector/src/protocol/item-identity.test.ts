@@ -43,3 +43,20 @@ it('tells apart keys that share a slot, and finds one past a deleted key', () =>
   recent.add(2 ** 52 - 1);
   expect(recent.has(2 ** 52 - 1)).toBe(true);
 });
+
+it('says up to which event time it may have let keys go', () => {
+  const recent = new RecentKeys(4);
+  expect(recent.mayHaveForgotten(0)).toBe(false);
+  // Two generations of two: the first generation (times 10 and 30) goes when the fifth key comes.
+  [10, 30, 20, 40].forEach((time, key) => recent.add(key, time));
+  expect(recent.drops).toBe(0);
+  recent.add(4, 50);
+  expect([recent.forgottenUpTo, recent.drops]).toEqual([30, 1]);
+  expect([recent.mayHaveForgotten(30), recent.mayHaveForgotten(31)]).toEqual([true, false]);
+  // A generation whose keys were all deleted (their writes failed) held nothing stored.
+  recent.delete(2);
+  recent.delete(3);
+  recent.add(5, 60);
+  recent.add(6, 70);
+  expect([recent.forgottenUpTo, recent.drops]).toEqual([30, 1]);
+});

@@ -81,11 +81,22 @@ class KeyTable {
  * the older dropped whole when the newer fills, so memory stays bounded and each look-up is two probes.
  * Typed arrays rather than Sets: 500,000 keys above 2^31 were as many heap numbers for every major GC
  * to trace, and a Set's look-ups cost more than a probe here.
+ *
+ * Each key comes with its item's event time, and the table says up to which event time it may have
+ * let keys go (`forgottenUpTo`): a copy has its original's text, so its time too, and a key dated
+ * after that time is known here or was never added.
  */
 export class RecentKeys {
   private current: KeyTable;
   private previous: KeyTable;
+  /** The latest event time of the keys in each generation. */
+  private currentLatest = -Infinity;
+  private previousLatest = -Infinity;
   private readonly half: number;
+  /** The latest event time of any key dropped (or never added: `forget`); -Infinity while none was. */
+  forgottenUpTo = -Infinity;
+  /** How many times keys were let go: a reader that waited can tell whether `forgottenUpTo` moved. */
+  drops = 0;
 
   constructor(readonly capacity: number) {
     this.half = Math.max(1, Math.ceil(capacity / 2));
@@ -97,19 +108,35 @@ export class RecentKeys {
     return this.current.has(key) || this.previous.has(key);
   }
 
-  add(key: number): void {
+  /** `time`: the item's event time (epoch ms); unknown, any copy of it is taken as possibly forgotten. */
+  add(key: number, time = Infinity): void {
     if (this.current.filled >= this.half) {
+      if (this.previous.live > 0) this.forget(this.previousLatest);
       const emptied = this.previous;
       emptied.clear();
       this.previous = this.current;
+      this.previousLatest = this.currentLatest;
       this.current = emptied;
+      this.currentLatest = -Infinity;
     }
     this.current.add(key);
+    if (time > this.currentLatest) this.currentLatest = time;
   }
 
   delete(key: number): void {
     this.current.delete(key);
     this.previous.delete(key);
+  }
+
+  /** Says that keys of items dated up to `time` may be missing (those stored before it was filled). */
+  forget(time: number): void {
+    if (time > this.forgottenUpTo) this.forgottenUpTo = time;
+    this.drops++;
+  }
+
+  /** Whether keys may be missing of items dated `time`: only then is a key's absence not an answer. */
+  mayHaveForgotten(time: number): boolean {
+    return time <= this.forgottenUpTo;
   }
 
   get size(): number {

@@ -121,6 +121,21 @@ export function selectPacked(packed: PackedItems, keep: (index: number) => boole
   return { count: keys.length, chunks: kept ? [kept] : [], keys };
 }
 
+/**
+ * Each packed item's event time (epoch ms), in order: a row's first column, digits that are never
+ * escaped (after the FS of an escaped row).
+ */
+export function packedTimes(packed: PackedItems): number[] {
+  const times: number[] = [];
+  for (const chunk of packed.chunks) {
+    for (let start = 0, end = chunk.indexOf(RS); end >= 0; start = end + 1, end = chunk.indexOf(RS, start)) {
+      const from = chunk.startsWith(FS, start) ? start + 1 : start;
+      times.push(Number(chunk.slice(from, chunk.indexOf(US, from))));
+    }
+  }
+  return times;
+}
+
 /** UTF-8 bytes of the packed rows, as the journal writes them. */
 export function packedBytes(packed: PackedItems): number {
   return packed.chunks.reduce((bytes, chunk) => bytes + Buffer.byteLength(chunk), 0);

@@ -511,6 +511,41 @@ it('stores each item once when copies arrive while the first is still being writ
   await store.close();
 });
 
+it('stores an item once when its copy comes after the identities in memory have moved on', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  // Room for 8 identities, and no load until asked: the originals are still in the journal only.
+  const store = await openWritableStore(dataDir, {
+    recentItems: 8,
+    load: { rows: 1e9, idleMs: 3_600_000, maxLagMs: 3_600_000 },
+  });
+  const [first, second, others, later] = [items(25), items(6), items(40), items(24)];
+  // Two batches whose senders went away before the answer, then other senders' items...
+  await store.append(first);
+  await store.append(second);
+  await store.append(others);
+  // ...then the resends, grouped otherwise: the first batch again, and the second with new items.
+  await Promise.all([store.append(first), store.append([...second, ...first.slice(0, 3), ...later])]);
+  expect(await store.count()).toBe(25 + 6 + 40 + 24);
+  // Once loaded into DuckDB, the same.
+  await store.append(first.slice(10));
+  expect(await store.count()).toBe(25 + 6 + 40 + 24);
+  await store.close();
+});
+
+it('stores an item once when its copy comes after a restart on a store holding more items than it remembers', async () => {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const sent = items(30);
+  const store = await openStore(dataDir, { recentItems: 8 });
+  await store.append(sent);
+  await store.close();
+  const reopened = await openStore(dataDir, { recentItems: 8 });
+  await reopened.append([...sent.slice(0, 5), ...items(2)]);
+  expect(await reopened.count()).toBe(32);
+  await reopened.close();
+});
+
 it('erases one user, in DuckDB and in the journal, and exports one user', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);

@@ -14,7 +14,7 @@ import {
 } from '../protocol/envelopes.js';
 import { ITEM_KEY_SQL, RecentKeys } from '../protocol/item-identity.js';
 import { Journal } from './journal.js';
-import { packItems, selectPacked, type PackedItems } from './packed.js';
+import { packItems, packedTimes, selectPacked, type PackedItems } from './packed.js';
 import { derivedColumns, derivedSql, itemsTableSql, nameKeySql, rowLayout } from './row-layout.js';
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
@@ -164,8 +164,9 @@ export interface OpenStoreOptions {
 }
 
 /**
- * Identities kept to drop items sent again: about 20 MB. At the rate of a busy site (hundreds of items
- * a second) that spans hours, far longer than the SDKs take to resend; under a flood it spans less.
+ * Identities kept in memory to drop items sent again: about 20 MB. At the rate of a busy site (hundreds
+ * of items a second) that spans hours, far longer than the SDKs take to resend; a copy of an item older
+ * than they span (under a flood) is looked for in DuckDB instead (ADR 0095).
  */
 export const RECENT_ITEMS = 500_000;
 
@@ -306,11 +307,16 @@ export async function openWritableStore(
   const recent = capacity > 0 ? new RecentKeys(capacity) : undefined;
   if (recent) {
     const since = Date.now() - DEFAULT_PAST_MS - DEFAULT_FUTURE_MS;
-    const keys = await writer.runAndReadAll(
-      `SELECT ${ITEM_KEY_SQL} FROM (SELECT envelope FROM items WHERE time >= $1 ORDER BY time DESC LIMIT $2)`,
-      [micros(since), capacity],
-    );
-    for (const [key] of keys.getRows().reverse()) recent.add(parseInt(String(key), 16));
+    const rows = (
+      await writer.runAndReadAll(
+        `SELECT ${ITEM_KEY_SQL}, epoch_ms(time)::DOUBLE
+         FROM (SELECT envelope, time FROM items WHERE time >= $1 ORDER BY time DESC LIMIT $2)`,
+        [micros(since), capacity],
+      )
+    ).getRows();
+    // What is older than the items remembered is in DuckDB only (a wider window than the default too).
+    recent.forget(rows.length === capacity ? Number(rows[rows.length - 1]?.[1]) : since);
+    for (const [key, time] of rows.reverse()) recent.add(parseInt(String(key), 16), Number(time));
   }
 
   const schedule = new LoadSchedule(
@@ -350,14 +356,53 @@ export async function openWritableStore(
 
   /** Journal writes under way: an item found to be a copy of one of theirs is stored once they are. */
   const writing = new Set<Promise<void>>();
+  let writingItems = 0;
+
+  /**
+   * The keys of those items of `packed` that the recent keys may have let go and DuckDB holds: the
+   * items dated no later than the newest key let go, which the window of identities no longer vouches
+   * for (ADR 0095). None looked for in the usual case, where nothing that old is sent again.
+   */
+  async function storedCopies(packed: PackedItems, times: number[]): Promise<Set<number>> {
+    const found = new Set<number>();
+    if (!recent) return found;
+    for (;;) {
+      const drops = recent.drops;
+      const doubtful = packed.keys.flatMap((key, i) => {
+        const time = times[i] ?? Infinity;
+        return recent.mayHaveForgotten(time) && !recent.has(key) && !found.has(key) ? [time] : [];
+      });
+      if (doubtful.length === 0) return found;
+      // A key let go while its item is still being written, or waits in the journal: at least half the
+      // capacity was added after it, so this many are pending or being written. Loaded, DuckDB has it.
+      if (schedule.pending + writingItems >= recent.capacity / 2) {
+        await Promise.allSettled([...writing]);
+        await flush();
+      }
+      const instants = [...new Set(doubtful)].filter(Number.isSafeInteger);
+      if (instants.length > 0) {
+        const rows = await readers.read(
+          `SELECT DISTINCT ${ITEM_KEY_SQL} AS key FROM items
+           WHERE time IN (${instants.map((t) => `epoch_ms(${t}::BIGINT)`).join(', ')})`,
+        );
+        for (const { key } of rows) found.add(parseInt(String(key), 16));
+      }
+      // Keys let go while the lookup ran may be of items it did not look for: look again.
+      if (recent.drops === drops) return found;
+    }
+  }
 
   /** The items of `packed` not stored yet (their keys now taken), and whether any were copies. */
-  function unseen(packed: PackedItems): { fresh: PackedItems; copies: boolean } {
+  function unseen(
+    packed: PackedItems,
+    times: number[],
+    stored: Set<number>,
+  ): { fresh: PackedItems; copies: boolean } {
     if (!recent) return { fresh: packed, copies: false };
     let copies = 0;
-    const isCopy = packed.keys.map((key) => {
-      if (recent.has(key)) return ++copies > 0;
-      recent.add(key);
+    const isCopy = packed.keys.map((key, i) => {
+      if (recent.has(key) || stored.has(key)) return ++copies > 0;
+      recent.add(key, times[i]);
       return false;
     });
     return { fresh: copies ? selectPacked(packed, (i) => !isCopy[i]) : packed, copies: copies > 0 };
@@ -365,11 +410,18 @@ export async function openWritableStore(
 
   async function appendPacked(packed: PackedItems): Promise<void> {
     if (packed.count === 0) return;
-    const { fresh, copies } = unseen(packed);
+    const times = recent ? packedTimes(packed) : [];
+    const stored =
+      recent && times.some((time) => recent.mayHaveForgotten(time))
+        ? await storedCopies(packed, times)
+        : new Set<number>();
+    // From here to the journal write, nothing waits: a copy arriving meanwhile finds these keys taken.
+    const { fresh, copies } = unseen(packed, times, stored);
     const originals = copies ? [...writing] : [];
     if (fresh.count > 0) {
       const write = journal.append(fresh.chunks, () => schedule.appended(fresh.count));
       writing.add(write);
+      writingItems += fresh.count;
       try {
         await write;
       } catch (error) {
@@ -378,6 +430,7 @@ export async function openWritableStore(
         throw error;
       } finally {
         writing.delete(write);
+        writingItems -= fresh.count;
       }
     }
     // A copy is durable once its original is; if that write failed, this sender should resend too.
