@@ -39,7 +39,7 @@ export class DpopNonceError extends Error {
 
 /**
  * The replay check cannot be made (the table is full, or Redis does not answer): the proof is refused,
- * never let through unchecked (RFC 9449 section 11.1; docs/decisions/0046).
+ * never let through unchecked (RFC 9449 section 11.1; docs/decisions/0062).
  */
 export class DpopReplayCheckUnavailableError extends Error {
   override readonly name: string = 'DpopReplayCheckUnavailableError';
