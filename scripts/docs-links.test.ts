@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * The docs keep pointing somewhere real: relative Markdown links reach an existing file (and heading), and
- * every decision a doc or a comment names exists in docs/decisions/.
+ * every decision a doc or a comment names exists in docs/decisions/. Product docs and code speak about the
+ * product, never about the tracker's numbers (docs/decisions/0100-docs-index-and-link-check.md).
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DECISIONS = join(ROOT, 'docs/decisions');
@@ -28,7 +29,7 @@ function files(...pathspecs: string[]): string[] {
 const docs = files('README.md', 'docs/*.md');
 const sources = files(
   ...['apps', 'packages', 'scripts', 'e2e', 'bench'].flatMap((dir) =>
-    ['ts', 'tsx', 'mjs', 'md'].map((ext) => `${dir}/*.${ext}`),
+    ['ts', 'tsx', 'mjs', 'css', 'md'].map((ext) => `${dir}/*.${ext}`),
   ),
 ).filter((file) => file !== 'scripts/docs-links.test.ts');
 
@@ -117,6 +118,19 @@ function missingDecisions(file: string): string[] {
   return missing;
 }
 
+/** A tracker's number ("issue 26", "issues 10 and 15") says nothing to a reader of the product. */
+const ISSUE_MENTION = /\bissues?\s+#?\d{1,3}\b/gi;
+
+function issueMentions(file: string): string[] {
+  const found: string[] = [];
+  readFileSync(join(ROOT, file), 'utf8')
+    .split('\n')
+    .forEach((line, index) => {
+      for (const mention of line.matchAll(ISSUE_MENTION)) found.push(`${file}:${index + 1}: ${mention[0]}`);
+    });
+  return found;
+}
+
 describe('the docs', () => {
   it('finds the files it checks', () => {
     expect(docs).toContain('README.md');
@@ -131,5 +145,9 @@ describe('the docs', () => {
 
   it('names only decisions that exist', () => {
     expect([...docs, ...sources].flatMap(missingDecisions)).toEqual([]);
+  });
+
+  it('name no issue numbers, nor does the code', () => {
+    expect([...docs, ...sources].flatMap(issueMentions)).toEqual([]);
   });
 });

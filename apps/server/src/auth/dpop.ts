@@ -54,7 +54,7 @@ export class DpopReplayCacheFullError extends DpopReplayCheckUnavailableError {
 
 /**
  * One key sent more proofs within the window than any client needs: its next proofs are refused until
- * its oldest expire, so that it cannot use up the table the other keys need (issue 24).
+ * its oldest expire, so that it cannot use up the table the other keys need.
  */
 export class DpopTooManyProofsError extends Error {
   override readonly name = 'DpopTooManyProofsError';
