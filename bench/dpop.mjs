@@ -1,4 +1,4 @@
-// What sender-constrained tokens cost (issue 14): Gatehouse with DPoP (the bundled provider's default)
+// What sender-constrained tokens cost (ADR 0037): Gatehouse with DPoP (the bundled provider's default)
 // against the same build with a provider without it (DEV_IDP_DPOP=off), alternating in one run, in
 // headless Chromium. Sign-in: click "Sign in" to the signed-in UI, the provider's login form subtracted
 // (measureSignIn). API call: click "Profile" to the API's answer shown, which includes making the proof

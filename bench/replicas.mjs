@@ -1,4 +1,4 @@
-// What the shared state costs (issue 21): the same telemetry load through one Gatehouse process (its
+// What the shared state costs (ADR 0062): the same telemetry load through one Gatehouse process (its
 // own store, buckets and replay table in memory) and through three replicas behind HAProxy (buckets in
 // Redis, two replicas forwarding to the store holder), on this machine. Not scaling: two cores are two
 // cores, and three replicas share them with the balancer and Redis. Also the DPoP replay check alone, in

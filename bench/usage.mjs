@@ -7,7 +7,7 @@
 // support (npm run build -w @gatehouse/collector && npm run build:testing -w @gatehouse/collector).
 // Bounded (BENCH_USAGE_LOAD_SECONDS, default 900, for the load); removes its temp data dir, unless
 // BENCH_USAGE_STORE_DIR names a data dir to keep: a store already there with BENCH_USAGE_ITEMS items is
-// timed again without loading. Long modes (issue 26): BENCH_USAGE_SCALE=10 (or 50) loads BENCH_USAGE_ITEMS
+// timed again without loading. Long modes: BENCH_USAGE_SCALE=10 (or 50) loads BENCH_USAGE_ITEMS
 // over HTTP, then makes the store's items that many times as many in DuckDB directly (scaleStore), e.g.
 // BENCH_USAGE_ITEMS=1000000 BENCH_USAGE_SCALE=10 BENCH_USAGE_STORE_DIR=/tmp/usage-10m for 10 M items.
 import http from 'node:http';
@@ -103,7 +103,7 @@ const REFERRERS = [
   'https://news.ycombinator.com/item?id=1',
   'https://gatehouse.example/',
 ];
-/** The clients that send the batches (browser, system and device from the User-Agent, issue 25). */
+/** The clients that send the batches (browser, system and device from the User-Agent). */
 const USER_AGENTS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.0.0',
@@ -131,7 +131,7 @@ function session(n, at) {
   const count = Math.max(1, Math.round(ITEMS_PER_SESSION * 2 * random()));
   // A live site's items reach the collector seconds after they happen, so sessions arrive about in the
   // order they start; BENCH_USAGE_ORDER=random sends them in random order over the 30 days instead (a
-  // backfill: the layout before issue 26, when no time range narrowed what a query reads).
+  // backfill: the layout before ADR 0071's time-ordered loads, when no range narrowed what a query reads).
   let time = NOW - (ORDER === 'random' ? random() : 1 - at) * 30 * DAY;
   const out = [];
   for (let i = 0; i < count; i++) {
@@ -144,7 +144,7 @@ function session(n, at) {
     const e = browserEnvelope(k, ctx, i);
     e.time = new Date(Math.min(time, NOW - 1)).toISOString();
     const d = e.data.baseData;
-    // The session's first page view names where it came from (issue 25's referrers); later ones the site.
+    // The session's first page view names where it came from (a referrer); later ones the site.
     if (k === 'pageview' && i === 0) d.properties.refUri = pick(REFERRERS);
     if (k === 'pageview')
       Object.assign(d, {
@@ -362,7 +362,7 @@ try {
     times.sort((a, b) => a - b);
     return { p50: quantile(times, 0.5), p95: quantile(times, 0.95) };
   };
-  // BENCH_USAGE_ONLY=breakdowns (issue 25): the breakdowns alone, plain and as segments, and what the
+  // BENCH_USAGE_ONLY=breakdowns: the breakdowns alone, plain and as segments, and what the
   // operating system adds to the hourly rollup's groups.
   if (process.env.BENCH_USAGE_ONLY === 'breakdowns') {
     const [groups] = await collector.store.read(`SELECT count(*)::DOUBLE AS rollup_rows,
@@ -401,7 +401,7 @@ try {
       for (const range of RANGES) row[range] = await time(() => usage[endpoint]({ range, now }));
       rows.push(row);
     }
-    // The product analytics (issue 13): goal p95 <= 200 ms each.
+    // The product analytics: goal p95 <= 200 ms each.
     const analyticsRows = [];
     for (const endpoint of ['experience', 'customEvents']) {
       const row = { endpoint };
@@ -420,7 +420,7 @@ try {
       for (const range of RANGES) row[range] = await time(() => analytics.retention(unit, { range, now }));
       analyticsRows.push(row);
     }
-    // Segments (issue 13): the same queries narrowed to one browser family and signed-in users.
+    // Segments: the same queries narrowed to one browser family and signed-in users.
     const segment = { browser: 'Chrome', auth: 'signed-in' };
     for (const endpoint of ['overview', 'pages']) {
       const row = { endpoint: `${endpoint}/seg` };
@@ -460,7 +460,7 @@ try {
     console.info(
       `analytics p95, worst query and range: ${fmt(worstAnalytics)} ms (goal <= 200 ms): ${worstAnalytics <= 200 ? 'met' : 'NOT met'}`,
     );
-    // Past 10 M items, issue 26's goal is one bound for every panel: p95 <= 500 ms at 50 M.
+    // Past 10 M items the goal is one bound for every panel: p95 <= 500 ms at 50 M.
     if (stored > 10_000_000) {
       const worstAll = Math.max(worstAnalytics, ...rows.flatMap((row) => RANGES.map((r) => row[r].p95)));
       console.info(

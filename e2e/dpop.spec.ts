@@ -12,7 +12,7 @@ import {
 } from './support';
 
 /**
- * Sender-constrained tokens (RFC 9449, issue 14). The bundled provider offers DPoP by default, so the
+ * Sender-constrained tokens (RFC 9449, ADR 0037). The bundled provider offers DPoP by default, so the
  * browser binds its tokens to a non-extractable key; this server also makes the API ask for its own
  * nonces, so the browser's retry with the nonce is exercised on every first call.
  */

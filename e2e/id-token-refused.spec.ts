@@ -3,7 +3,7 @@ import { port } from '../playwright.config';
 import { ACCOUNTS, apiFromPage, sessionTokens, signIn, startServer, type StartedServer } from './support';
 
 /**
- * Issue 9: with the API's audience equal to the client id (the Entra example; any provider without
+ * With the API's audience equal to the client id (the Entra example; any provider without
  * OIDC_AUDIENCE), the ID token of a sign-in passes the signature, issuer, audience and expiry checks.
  * The API must still refuse it, on /api/me and on the admin API.
  */

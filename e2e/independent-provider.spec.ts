@@ -134,7 +134,7 @@ test('sign in, reload, the API with opaque tokens, renewal, sign out and sign in
     await page.getByRole('button', { name: 'Sign out' }).click();
     await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
     expect(await storedSession(page)).toBeNull();
-    // The user is told their session at the provider may remain (issue 9).
+    // The user is told their session at the provider may remain (ADR 0022).
     await expect(page.getByRole('status')).toContainText(/provider/i);
   });
 

@@ -12,7 +12,7 @@ import {
 } from './support';
 
 /**
- * The journey against a provider with the defaults independent providers have (issue 9): each mode of
+ * The journey against a provider with the defaults independent providers have (ADR 0022): each mode of
  * the local provider reproduces one of them.
  */
 

@@ -4,7 +4,7 @@ import { ACCOUNTS, logInAtProvider, requireTool } from './support';
 import { recordTelemetry, type Envelope } from './telemetry-support';
 
 /**
- * Three replicas behind HAProxy, with Redis and one provider (scripts/cluster.mjs, issue 21): what an
+ * Three replicas behind HAProxy, with Redis and one provider (scripts/cluster.mjs, ADR 0063): what an
  * operator runs, driven by a real browser through the balancer.
  */
 const PORT_BASE = Number(process.env.E2E_PORT_BASE ?? 4100);

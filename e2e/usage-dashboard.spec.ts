@@ -4,7 +4,7 @@ import { expect, test, type Locator, type Page } from '@playwright/test';
 import { ACCOUNTS, apiFromPage, logInAtProvider, signIn, startServer, type StartedServer } from './support';
 
 /**
- * The usage dashboard at a glance (issue 25): the first screen at both sizes, the view in the address,
+ * The usage dashboard at a glance (ADR 0081): the first screen at both sizes, the view in the address,
  * sections to link to, a custom period, CSV downloads, and the accessibility scan of every section.
  */
 

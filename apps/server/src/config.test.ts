@@ -261,7 +261,7 @@ describe('loadConfig', () => {
       minBodyRateGraceMs: 5000,
       maxStoreBytes: 5120 * 1024 * 1024,
     });
-    // One source, sending all it may, needs at least a day to fill the default quota (issue 24).
+    // One source, sending all it may, needs at least a day to fill the default quota (ADR 0053).
     const { maxBytesPerSecondPerSource = 0, maxBytesBurstPerSource, maxStoreBytes } = defaults.collector;
     expect(maxBytesBurstPerSource + maxBytesPerSecondPerSource * 86_400).toBeLessThanOrEqual(maxStoreBytes);
     expect(defaults.http).toEqual({

@@ -353,7 +353,7 @@ describe('the usage API', () => {
       expect(asErrorBody(refused.body)).toMatchObject({ error: 'invalid_request' });
       expect(refused.body.message, query).toMatch(new RegExp(`^${field}\\b`));
     }
-    // Breakdowns (issue 25; the queries: analytics/breakdowns.test.ts), and their entries as segments.
+    // Breakdowns (the queries: analytics/breakdowns.test.ts), and their entries as segments.
     const breakdowns = asDescribed('usageBreakdowns', (await asAdmin('/api/usage/breakdowns')).body);
     expect(breakdowns.total).toBe(1);
     expect(breakdowns.browsers.map((b) => b.share)).toEqual(breakdowns.browsers.map(() => 1));

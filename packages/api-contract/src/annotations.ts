@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { checkPeriod, periodFields, periodQueryFields, timeSchema } from './usage.js';
 
 /*
- * Annotations (issue 25): an admin marks a moment (a release, an incident) with a short note, and the
+ * Annotations: an admin marks a moment (a release, an incident) with a short note, and the
  * mark shows on every time chart of a period that holds it (docs/decisions/0085-annotations.md).
  */
 

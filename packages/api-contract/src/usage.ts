@@ -265,7 +265,7 @@ export const timeseriesSchema = z
   .meta({ id: 'Timeseries' });
 
 /**
- * Which figures of a list's rows are estimates, and how close (issue 26, ADR 0074). Empty when every
+ * Which figures of a list's rows are estimates, and how close (ADR 0074). Empty when every
  * figure is exact. The page marks each such column and says its bound.
  */
 export const estimatesSchema = <const F extends readonly [string, ...string[]]>(fields: F) =>

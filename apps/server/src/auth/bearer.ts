@@ -123,7 +123,7 @@ export function requireAccessToken(
         return;
       }
       if (error instanceof DpopTooManyProofsError) {
-        // This key only: every other key's requests go on (issue 24).
+        // This key only: every other key's requests go on.
         res.locals.authFailure = error.message;
         res
           .set('Retry-After', String(error.retryAfterSeconds))

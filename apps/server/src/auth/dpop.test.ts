@@ -164,7 +164,7 @@ describe('a DPoP proof (RFC 9449 section 4.3)', () => {
   });
 });
 
-describe('one key cannot use up the replay table (issue 24)', () => {
+describe('one key cannot use up the replay table', () => {
   const otherRequest = async (): Promise<DpopRequest> => ({
     proof: await makeDpopProof(
       otherKey,

@@ -39,7 +39,7 @@ export class DpopNonceError extends Error {
 
 /**
  * The replay check cannot be made (the table is full, or Redis does not answer): the proof is refused,
- * never let through unchecked (RFC 9449 section 11.1; docs/decisions/0046).
+ * never let through unchecked (RFC 9449 section 11.1; docs/decisions/0062).
  */
 export class DpopReplayCheckUnavailableError extends Error {
   override readonly name: string = 'DpopReplayCheckUnavailableError';
@@ -54,7 +54,7 @@ export class DpopReplayCacheFullError extends DpopReplayCheckUnavailableError {
 
 /**
  * One key sent more proofs within the window than any client needs: its next proofs are refused until
- * its oldest expire, so that it cannot use up the table the other keys need (issue 24).
+ * its oldest expire, so that it cannot use up the table the other keys need.
  */
 export class DpopTooManyProofsError extends Error {
   override readonly name = 'DpopTooManyProofsError';

@@ -41,7 +41,7 @@ GROUP BY 1 ORDER BY visitors DESC, value LIMIT ${LIST_LIMIT}`;
 /**
  * Visitors (distinct users) of the period by referring site, browser family, operating system and
  * device class, each with its share of the period's visitors. Items without a value (a server-side SDK's;
- * the system of items stored before issue 25) are in no entry, so a list's shares may add up to less
+ * the system of items stored before the `os` column) are in no entry, so a list's shares may add up to less
  * than 1; a visitor with two browsers (or a session that came from two sites) is in both entries, so
  * they may add up to more.
  */

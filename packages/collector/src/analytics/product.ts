@@ -16,7 +16,7 @@ import { queryUserFlows } from './flows.js';
 import { queryRetention } from './retention.js';
 import type { Period, UsageOptions, UsageReader } from './sql.js';
 
-/** The dashboard's product-analytics queries (issue 13), beside the usage ones (analytics/usage.ts). */
+/** The dashboard's product-analytics queries, beside the usage ones (analytics/usage.ts). */
 export interface AnalyticsQueries {
   experience(options?: UsageOptions): Promise<Experience>;
   customEvents(options?: UsageOptions): Promise<CustomEvents>;
@@ -26,7 +26,7 @@ export interface AnalyticsQueries {
   ): Promise<Period & { steps: FunnelStepResult[]; estimates: Funnel['estimates'] }>;
   retention(unit: RetentionUnit, options?: UsageOptions): Promise<Retention>;
   userFlows(page: string, options?: UsageOptions): Promise<UserFlows>;
-  /** Visitors by referring site, browser, operating system and device class (issue 25). */
+  /** Visitors by referring site, browser, operating system and device class (ADR 0073). */
   breakdowns(options?: UsageOptions): Promise<Breakdowns>;
 }
 

@@ -153,8 +153,8 @@ export function rollupRows(
 }
 
 // One aggregate per period (UNION ALL), so each scan prunes by its own time range: measured 58–71 ms
-// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items). Since issue 26
-// over the hourly rollup, and the parts of an hour at the ends from the items (docs/performance/usage.md).
+// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items). Each period
+// reads the hourly rollup, and the parts of an hour at the ends from the items (docs/performance/usage.md).
 const periodTotals = (rows: string) => `SELECT
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT auth_user_id)::DOUBLE AS signed_in,

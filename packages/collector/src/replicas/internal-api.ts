@@ -2,9 +2,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { RS, type PackedItems } from '../store/packed.js';
 
 /*
- * The internal API between replicas and the one process that holds the store (docs/decisions/0041,
- * 0043): what a forwarding replica sends, and how both sides check the shared token. Never part of the
- * public API contract, never reachable without the token.
+ * The internal API between replicas and the one process that holds the store (docs/decisions/0041): what
+ * a forwarding replica sends, and how both sides check the shared token. Never part of the public API
+ * contract, never reachable without the token.
  */
 
 /** Every internal path starts with it; the load balancer refuses it from outside (docs/replicas.md). */

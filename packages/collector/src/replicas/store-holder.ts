@@ -35,7 +35,7 @@ const MAX_QUERY_BYTES = 64 * 1024;
 const LOG_INTERVAL_MS = 10_000;
 
 /**
- * The store holder's internal API (docs/decisions/0041, 0043), for the replicas that forward to it:
+ * The store holder's internal API (docs/decisions/0041), for the replicas that forward to it:
  * appending packed items and answering the usage queries. Every request under /internal/ needs the
  * shared token; nothing of it is cached, and no answer says more than a status to a caller without it.
  * Returns an Express-style handler that calls `next()` for paths outside /internal/.

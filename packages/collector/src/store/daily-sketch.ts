@@ -3,7 +3,7 @@ import { vitalBinnedSql, vitalThresholds, vitalThresholdsSql } from '../analytic
 import { canaryHolds, inTransaction, tableExists } from './rollup.js';
 
 /*
- * The daily sketches (issue 26, ADR 0074): beside the items, per UTC day, what the Pages and Calls
+ * The daily sketches (ADR 0074): beside the items, per UTC day, what the Pages and Calls
  * panels show over a long period without reading every page view and call of it.
  *
  * Per page name:

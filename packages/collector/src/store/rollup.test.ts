@@ -42,7 +42,7 @@ function mix(n: number, seed: number): TelemetryItem[] {
     if (rand() < 0.3) e.tags['ai.device.browser'] = 'Firefox';
     if (kinds[i % kinds.length] === 'dependency') e.data.baseData.success = rand() < 0.7;
     if (rand() < 0.2) e.data.baseData.properties = { roles: user % 2 ? 'admin' : 'admin,auditor' };
-    // Referring sites (issue 25): another site's, the page's own, none.
+    // Referring sites: another site's, the page's own, none.
     const ref = REFERRERS[Math.floor(rand() * REFERRERS.length)];
     if (ref !== undefined)
       e.data.baseData.properties = { ...(e.data.baseData.properties as object), refUri: ref };
@@ -216,7 +216,7 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
   const dataDir = tempDataDir();
   dirs.push(dataDir);
   const before = mix(300, 7);
-  // The store as the code before issue 26 made it: DuckDB's default storage format, no rollup.
+  // The store as it was before the rollup (ADR 0071): DuckDB's default storage format, no rollup.
   const first = await openWritableStore(dataDir);
   await first.append(before);
   await first.close();
@@ -262,11 +262,11 @@ it('opens a store made before the operating system, referrer and signed-in colum
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const made = await DuckDBInstance.create(storeFile(dataDir));
   const c = await made.connect();
-  // As issue 26's code left it: no os or referrer in the items, no os in the rollup.
+  // As it was before the breakdowns (ADR 0073): no os or referrer in the items, no os in the rollup.
   await c.run('ALTER TABLE items DROP COLUMN os');
   await c.run('ALTER TABLE items DROP COLUMN referrer');
   await c.run('ALTER TABLE usage_hourly DROP COLUMN os');
-  // As issue 26's sixth session left it: no signed_in in the items or the rollup.
+  // As it was before signed-in became a boolean (ADR 0077): no signed_in in the items or the rollup.
   await c.run('ALTER TABLE items DROP COLUMN signed_in');
   await c.run('ALTER TABLE usage_hourly DROP COLUMN signed_in');
   await c.run('DROP TABLE session_sources');

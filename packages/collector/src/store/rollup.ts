@@ -21,14 +21,14 @@ export const FAILED_CALL = `type = 'dependency' AND success = false`;
 
 /**
  * The columns the rollup groups by, besides the hour; the segment's columns among them (segmentSql: the
- * referrer's condition is on session_id). `os` came later (issue 25): a rollup made before it gets the
+ * referrer's condition is on session_id). `os` came later (ADR 0073): a rollup made before it gets the
  * column at open, NULL in its rows, as the items of then have (their User-Agent is gone).
  */
 const KEYS = ['user_id', 'auth_user_id', 'session_id', 'browser', 'device_type', 'roles', 'os'] as const;
 const COUNTS = ['items', 'page_views', 'exceptions', 'failed_calls'] as const;
 
 /**
- * `signed_in` (issue 26): whether `auth_user_id` is set, as the items have it (row-layout.ts), so the
+ * `signed_in` (ADR 0077): whether `auth_user_id` is set, as the items have it (row-layout.ts), so the
  * auth segment's condition (segmentSql) reads the same boolean here. A rollup made before it gets it at
  * open, from its auth_user_id.
  */
@@ -46,7 +46,7 @@ SELECT date_trunc('hour', time) AS hour, ${KEYS.join(', ')}, ${SIGNED_IN_SQL},
 FROM ${source} ${where} GROUP BY ALL`;
 
 /*
- * The sessions' sources (issue 25, ADR 0073): beside the rollup, the page views that came from another
+ * The sessions' sources (ADR 0073): beside the rollup, the page views that came from another
  * site (a `referrer` host), about one a session, so a referrer segment (segmentSql) finds its sessions
  * among a few thousand rows instead of every page view: measured 75-100 ms a look-up over the items of
  * 1,000,000, several times per query (docs/performance/usage.md). Kept as the rollup is: added by each

@@ -28,7 +28,7 @@ export const rowLayout = [
   { field: 'browser', column: 'browser', kind: 'text', sql: 'VARCHAR' }, // tags ai.device.browser, else the request's User-Agent
   { field: 'deviceType', column: 'device_type', kind: 'text', sql: 'VARCHAR' }, // desktop, mobile or tablet, from the request
   { field: 'roles', column: 'roles', kind: 'text', sql: 'VARCHAR' }, // the app's `roles` property: comma-separated
-  { field: 'os', column: 'os', kind: 'text', sql: 'VARCHAR' }, // operating system, from the request (issue 25)
+  { field: 'os', column: 'os', kind: 'text', sql: 'VARCHAR' }, // operating system, from the request (ADR 0073)
 ] as const;
 
 export type RowColumn = (typeof rowLayout)[number];
@@ -86,7 +86,7 @@ export const derivedColumns = [
     cast: null,
     value: (text: string) => metricPageKeySql(text),
   },
-  // The first exception's stack, the exceptions list's sample (issue 26): read from the envelope, it cost
+  // The first exception's stack, the exceptions list's sample: read from the envelope, it cost
   // more than the rest of that query, and more again once the envelope is compressed with zstd.
   {
     column: 'stack',
@@ -96,7 +96,7 @@ export const derivedColumns = [
     cast: null,
     value: null,
   },
-  // The referring site of a page view (issue 25, ADR 0073): only the host of `refUri` (the browser SDK
+  // The referring site of a page view (ADR 0073): only the host of `refUri` (the browser SDK
   // puts it in the properties), lower-cased; never its path or query, which may carry tokens or personal
   // data. '' when there is none, or it is the page's own host (a move within the site).
   {

@@ -26,7 +26,7 @@ const label = (key: (typeof LISTS)[number]['key'], value: string) =>
       : value;
 
 /**
- * Where visitors come from and what they use (issue 25, ADR 0073): visitors by referring site, browser,
+ * Where visitors come from and what they use (ADR 0073): visitors by referring site, browser,
  * operating system and device class, ranked, with their share of the period's visitors. Pressing an
  * entry applies it as a segment (`onChoose`), as Plausible's and PostHog's breakdowns do.
  */

@@ -18,7 +18,7 @@ export function estimateBound(estimate: Pick<Estimate, 'kind' | 'error' | 'error
 }
 
 /**
- * Below a table whose answer has estimates (issue 26, ADR 0074): which columns, how they are
+ * Below a table whose answer has estimates (ADR 0074): which columns, how they are
  * estimated and how closely. Nothing when every figure is exact.
  */
 export function EstimatesNote({
