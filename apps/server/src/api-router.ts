@@ -1,8 +1,8 @@
 import {
+  accessLevels,
   errorBody,
   issuesSentence,
-  roleFor,
-  type Access,
+  mayAccess,
   type BodyOf,
   type Contract,
   type Endpoint,
@@ -90,7 +90,8 @@ export function toExpressPath(path: string): string {
 
 /**
  * The one way an endpoint of /api is served, for every endpoint of the contract: the caller's token
- * checked as the endpoint's `access` says (mayAccess's rule, through requireAccessToken), then its path
+ * checked where the endpoint's `access` keeps signed-out callers out, and the verified caller let in or
+ * refused (403) as mayAccess says (requireAccessToken), then its path
  * parameters, query and body validated by its schemas (a 400 names each bad one), then its handler. A
  * JSON answer is sent as is; null is the endpoint's 404; the source's failures are 501/503; anything
  * else goes to the app's error handler. Throws at start when the handlers and the contract disagree: an
@@ -113,27 +114,30 @@ export function createApiRouter<C extends Contract>(
         .join(' '),
     );
   }
-  const guards: Record<Access, express.RequestHandler | undefined> = {
-    public: undefined,
-    'signed-in': requireAccessToken(verify, { dpop }),
-    admin: requireAccessToken(verify, { role: roleFor('admin'), dpop }),
-  };
+  // A token is asked for only where a signed-out caller may not go; the verified one meets mayAccess again.
+  const guards = new Map(
+    accessLevels.map((access) => [
+      access,
+      mayAccess(access, null) ? undefined : requireAccessToken(verify, { access, dpop }),
+    ]),
+  );
   const router = express.Router();
   for (const [name, endpoint] of Object.entries(contract) as [keyof C & string, Endpoint][]) {
     // One endpoint's handler, whichever kind: the table's type tied it to this endpoint already.
     const handler = handlers[name] as ((call: Call<keyof C, C>, res: Response) => unknown) | null;
     if (handler === null) continue;
     const json = endpoint.response instanceof z.ZodType;
+    const guard = guards.get(endpoint.access);
     const serve = async (req: Request, res: Response, next: NextFunction) => {
       try {
         const call = {
           params: parse(endpoint.params, req.params, {}),
           query: parse(endpoint.query, req.query, {}),
           body: parse(endpoint.body, req.body, undefined),
-          caller:
-            endpoint.access === 'public'
-              ? null
-              : { user: res.locals.user as ApiUser, accessToken: res.locals.accessToken as string },
+          // No guard, no caller: the endpoint is open to the signed-out (Caller's type says null for public).
+          caller: guard
+            ? { user: res.locals.user as ApiUser, accessToken: res.locals.accessToken as string }
+            : null,
         } as Call<keyof C, C>;
         const answer = await handler(call, res);
         if (!json) return;
@@ -153,7 +157,6 @@ export function createApiRouter<C extends Contract>(
         next(error);
       }
     };
-    const guard = guards[endpoint.access];
     router[endpoint.method](toExpressPath(endpoint.path), ...(guard ? [guard, serve] : [serve]));
   }
   return router;

@@ -1,5 +1,9 @@
-/** Who may call an endpoint or open a page: anyone, any signed-in user, or a signed-in admin. */
-export type Access = 'public' | 'signed-in' | 'admin';
+/**
+ * Who may call an endpoint or open a page: anyone, any signed-in user, or a signed-in admin. A list as
+ * well as a type, so tests can hold every place that decides access to every level there is.
+ */
+export const accessLevels = ['public', 'signed-in', 'admin'] as const;
+export type Access = (typeof accessLevels)[number];
 
 /** The role that `admin` access asks for, read from the configured roles claim (readRoles). */
 export const ADMIN_ROLE = 'admin';

@@ -1,4 +1,4 @@
-export { ADMIN_ROLE, mayAccess, roleFor } from './access.js';
+export { accessLevels, ADMIN_ROLE, mayAccess, roleFor } from './access.js';
 export type { Access } from './access.js';
 export { endpoints } from './endpoints.js';
 export type {

@@ -41,7 +41,7 @@ beforeAll(async () => {
   });
   const app = express();
   app.get('/me', requireAccessToken(verify), (_req, res) => res.json(res.locals.user));
-  app.get('/admin', requireAccessToken(verify, { role: 'admin' }), (_req, res) => res.json({ ok: true }));
+  app.get('/admin', requireAccessToken(verify, { access: 'admin' }), (_req, res) => res.json({ ok: true }));
   api = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => api.once('listening', resolve));
   apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
@@ -238,7 +238,7 @@ describe('opaque access tokens', () => {
       app.get(`/${name}/me`, requireAccessToken(verify), async (_req, res) => {
         res.json(await verify.withProfile(res.locals.user as ApiUser, res.locals.accessToken as string));
       });
-      app.get(`/${name}/admin`, requireAccessToken(verify, { role: 'admin' }), (_req, res) =>
+      app.get(`/${name}/admin`, requireAccessToken(verify, { access: 'admin' }), (_req, res) =>
         res.json({ ok: true }),
       );
     }

@@ -1,4 +1,4 @@
-import { errorBody, type ApiUser } from '@gatehouse/api-contract';
+import { errorBody, mayAccess, roleFor, type Access, type ApiUser } from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   DPOP_ALGORITHMS,
@@ -32,8 +32,11 @@ export interface DpopPolicy {
 }
 
 export interface AccessRequirements {
-  /** A role the caller must have (read from the configured roles claim). */
-  role?: string | undefined;
+  /**
+   * What the verified caller must be let into, by the contract's mayAccess (default `signed-in`). A token
+   * is required whatever it says: mount this guard only where a signed-out caller may not go.
+   */
+  access?: Access | undefined;
   dpop?: DpopPolicy | undefined;
 }
 
@@ -52,14 +55,15 @@ class Refusal extends Error {
  * Requires a valid access token: RFC 6750 bearer tokens, and RFC 9449 DPoP-bound tokens with a proof
  * for this request. A request without one gets bare challenges (RFC 6750 3.1; RFC 9449 7.1 lists the
  * algorithms); a bad one gets `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce` with a
- * description; a missing role gets 403 `insufficient_scope`. A DPoP-bound token sent as a bearer token is
- * refused (RFC 9449 7.2): that is what a stolen token looks like.
+ * description; a caller the contract's mayAccess keeps out gets 403 `insufficient_scope`. A DPoP-bound
+ * token sent as a bearer token is refused (RFC 9449 7.2): that is what a stolen token looks like.
  */
 export function requireAccessToken(
   verify: (token: string) => Promise<ApiUser>,
   needs: AccessRequirements = {},
 ) {
-  const { role, dpop } = needs;
+  const { access = 'signed-in', dpop } = needs;
+  const role = roleFor(access);
   const dpopChallenge = dpop ? `DPoP ${REALM}, algs="${DPOP_ALGORITHMS.join(' ')}"` : undefined;
   /** Every scheme the API takes, the one that failed carrying the error (RFC 9110 11.6.1). */
   const challenges = (refusal?: Refusal) => {
@@ -105,12 +109,12 @@ export function requireAccessToken(
         );
       }
       if (scheme === 'DPoP') await checkProof(req, token, user, dpop);
-      if (role && !user.roles.includes(role)) {
-        res.locals.authFailure = `the ${role} role is missing`;
+      if (!mayAccess(access, user)) {
+        res.locals.authFailure = role ? `the ${role} role is missing` : `${access} access is refused`;
         res
           .set('WWW-Authenticate', `${scheme} ${REALM}, error="insufficient_scope"`)
           .status(403)
-          .json(errorBody('forbidden', `This needs the ${role} role.`));
+          .json(errorBody('forbidden', role ? `This needs the ${role} role.` : 'This is not open to you.'));
         return;
       }
       res.locals.user = user;

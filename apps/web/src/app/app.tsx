@@ -1,4 +1,3 @@
-import { roleFor } from '@gatehouse/api-contract';
 import { Suspense, type ReactNode } from 'react';
 import { pages } from 'virtual:gatehouse-pages';
 import { Route, Router, Switch } from 'wouter';
@@ -22,10 +21,9 @@ const routes = pages.map(({ Page, ...route }) => ({ ...route, element: <Page /> 
 
 /** The main navigation: the routes that have a link, from the same table. */
 export const navigation: NavLink[] = routes
-  .flatMap(({ path, nav, access }) => {
-    const role = roleFor(access);
-    return nav ? [{ href: path, label: nav.label, order: nav.order, ...(role ? { role } : {}) }] : [];
-  })
+  .flatMap(({ path, nav, access }) =>
+    nav ? [{ href: path, label: nav.label, order: nav.order, access }] : [],
+  )
   .sort((a, b) => a.order - b.order)
   .map(({ order: _order, ...link }) => link);
 
@@ -45,11 +43,7 @@ export function App({ ssrPath }: { ssrPath?: string } = {}) {
               {routes.map((route) => (
                 <Route key={route.path} path={route.path}>
                   <RouteBoundary>
-                    {route.access === 'public' ? (
-                      route.element
-                    ) : (
-                      <RequireAuth role={roleFor(route.access)}>{route.element}</RequireAuth>
-                    )}
+                    <RequireAuth access={route.access}>{route.element}</RequireAuth>
                   </RouteBoundary>
                 </Route>
               ))}

@@ -1,14 +1,23 @@
+import { mayAccess, type Access } from '@gatehouse/api-contract';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useAuth } from '../auth/auth-context';
 import { ConsentSetting } from '../telemetry/consent-banner';
 
-/** A link of the main navigation; one with a role is shown only to signed-in users who hold it. */
+/** A link of the main navigation, to a page of this access. */
 export interface NavLink {
   href: string;
   label: string;
-  role?: string;
+  access: Access;
 }
+
+/**
+ * Whether the navigation offers a link: to whoever mayAccess lets open the page, and to a signed-out
+ * visitor (or a session not known yet) when signing in would open it to anyone, as the page's guard sends
+ * them through sign-in. Links to what only some accounts may open wait until the user is known.
+ */
+const offers = (access: Access, user: { roles: readonly string[] } | null) =>
+  mayAccess(access, user ?? { roles: [] });
 
 export function Layout({ navigation, children }: { navigation: NavLink[]; children: ReactNode }) {
   return (
@@ -31,11 +40,11 @@ export function Layout({ navigation, children }: { navigation: NavLink[]; childr
 
 function MainNav({ links }: { links: NavLink[] }) {
   const { state } = useAuth();
-  const roles = state.status === 'signed-in' ? state.user.roles : [];
+  const user = state.status === 'signed-in' ? state.user : null;
   return (
     <nav aria-label="Main">
       {links
-        .filter(({ role }) => !role || roles.includes(role))
+        .filter(({ access }) => offers(access, user))
         .map(({ href, label }) => (
           <Link key={href} href={href}>
             {label}

@@ -119,10 +119,10 @@ describe('the route table, made from the page files', () => {
 
   it("gives the app's own pages their links in the navigation, in order", () => {
     expect(navigation).toEqual([
-      { href: '/', label: 'Home' },
-      { href: '/profile', label: 'Profile' },
-      { href: '/usage', label: 'Usage', role: 'admin' },
-      { href: '/diagnostics', label: 'Diagnostics', role: 'admin' },
+      { href: '/', label: 'Home', access: 'public' },
+      { href: '/profile', label: 'Profile', access: 'signed-in' },
+      { href: '/usage', label: 'Usage', access: 'admin' },
+      { href: '/diagnostics', label: 'Diagnostics', access: 'admin' },
     ]);
   });
 });

@@ -40,7 +40,7 @@ describe('RequireAuth', () => {
   it('sends a signed-out visitor to sign in, coming back to where they were', async () => {
     window.history.replaceState(null, '', '/profile?tab=2');
     const session = fakeSession({ status: 'signed-out' });
-    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    renderWith(session, <RequireAuth access="signed-in">secret</RequireAuth>, '/profile');
     await waitFor(() => expect(session.signIn).toHaveBeenCalledWith('/profile?tab=2'));
     expect(screen.queryByText('secret')).toBeNull();
   });
@@ -50,7 +50,7 @@ describe('RequireAuth', () => {
       status: 'signed-out',
       notice: { code: 'renewal_failed', message: 'Your session could not be renewed.' },
     });
-    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    renderWith(session, <RequireAuth access="signed-in">secret</RequireAuth>, '/profile');
     expect(await screen.findAllByRole('heading', { name: 'Sign in required' })).toHaveLength(1);
     expect(session.signIn).not.toHaveBeenCalled();
   });
@@ -68,7 +68,7 @@ describe('RequireAuth', () => {
         renewsAt: null,
       },
     });
-    renderWith(session, <RequireAuth>secret</RequireAuth>, '/profile');
+    renderWith(session, <RequireAuth access="signed-in">secret</RequireAuth>, '/profile');
     expect(await screen.findAllByText('secret')).toHaveLength(1);
   });
 });

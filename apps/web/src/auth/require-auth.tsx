@@ -1,14 +1,17 @@
+import { mayAccess, roleFor, type Access } from '@gatehouse/api-contract';
 import { useEffect, type ReactNode } from 'react';
 import { useAuth } from './auth-context';
 
 /**
- * Guards a protected route. A signed-out visitor is sent to sign in and comes back here; one who was
- * signed out for a reason (renewal failed, provider unreachable) reads why and chooses, so a
- * failure never turns into a redirect loop.
+ * Guards a route by its access, as the contract's mayAccess decides it for the API too. A signed-out
+ * visitor it keeps out is sent to sign in and comes back here; one who was signed out for a reason
+ * (renewal failed, provider unreachable) reads why and chooses, so a failure never turns into a
+ * redirect loop.
  */
-export function RequireAuth({ children, role }: { children: ReactNode; role?: string | undefined }) {
+export function RequireAuth({ children, access }: { children: ReactNode; access: Access }) {
   const { state, signIn } = useAuth();
-  const mustSignIn = state.status === 'signed-out' && !state.notice;
+  const openToAnyone = mayAccess(access, null);
+  const mustSignIn = !openToAnyone && state.status === 'signed-out' && !state.notice;
 
   useEffect(() => {
     if (mustSignIn) {
@@ -17,13 +20,21 @@ export function RequireAuth({ children, role }: { children: ReactNode; role?: st
     }
   }, [mustSignIn, signIn]);
 
+  if (openToAnyone) return children;
   if (state.status === 'signed-in') {
-    if (!role || state.user.roles.includes(role)) return children;
+    if (mayAccess(access, state.user)) return children;
+    const role = roleFor(access);
     return (
       <section className="page">
         <h1>No access</h1>
         <p>
-          This page is for users with the <strong>{role}</strong> role, and you are signed in without it.
+          {role ? (
+            <>
+              This page is for users with the <strong>{role}</strong> role, and you are signed in without it.
+            </>
+          ) : (
+            'This page is not open to the account you are signed in with.'
+          )}
         </p>
       </section>
     );

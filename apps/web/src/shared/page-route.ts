@@ -11,12 +11,14 @@ export interface PageRoute {
   /** The name its page views carry in the telemetry. */
   name: string;
   /**
-   * Who may open it, as the API's endpoints say it (the contract's rule: roleFor, mayAccess): signed-out
-   * visitors of a signed-in or admin page go through sign-in and come back; its link shows only to those
-   * who may open it.
+   * Who may open it, as the API's endpoints say it (the contract's mayAccess decides, for the guard and
+   * the link): signed-out visitors of a signed-in or admin page go through sign-in and come back.
    */
   access: Access;
-  /** Its link in the main navigation (shown to whoever may open it), links in ascending `order`. */
+  /**
+   * Its link in the main navigation, links in ascending `order`: shown to whoever may open the page, and
+   * to signed-out visitors when signing in would open it to anyone.
+   */
   nav?: { label: string; order: number };
   /** Loaded with the app rather than on demand: only for the page the first render shows (`/`). */
   eager?: boolean;
