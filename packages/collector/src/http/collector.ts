@@ -317,7 +317,6 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const ingest = startIngest(
     {
       instrumentationKeys: options.instrumentationKeys,
-      maxDecompressedBytes,
       maxItemsPerRequest,
       maxRefusedItems: MAX_REFUSED_ITEMS,
       timeWindow: { ...options.timeWindow, retentionDays },
@@ -498,7 +497,7 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
       req.resume();
       return;
     }
-    const result = await ingest.ingest(body, undefined, req.headers['content-type'], clientOf(req.headers));
+    const result = await ingest.ingest(body, req.headers['content-type'], clientOf(req.headers));
     if (!result.ok) {
       send(res, result.statusCode, bodyRefused(result.statusCode, result.message), headers);
       return;

@@ -132,11 +132,6 @@ export function inflate(
   });
 }
 
-/** The body as text, inflated first when it is gzip (see `inflate`). */
-export async function decode(body: Buffer, encoding: string | undefined, maxBytes: number): Promise<string> {
-  return (await inflate(body, encoding, maxBytes)).toString('utf8');
-}
-
 /**
  * One item of a batch: the parsed JSON value with the text it was parsed from (and, for items of an
  * array, a bound on how deeply that text nests), or why its text was not JSON.

@@ -8,7 +8,6 @@ import { createIngest, type Ingest, type IngestOptions, type IngestResult } from
 export interface IngestRequest {
   id: number;
   body: Uint8Array;
-  encoding: string | undefined;
   contentType: string | undefined;
   client: Client | undefined;
 }
@@ -43,7 +42,7 @@ export function startIngest(options: IngestOptions, useWorker: boolean, log: Log
   const takeOver = () => {
     worker = undefined;
     for (const { request, resolve, reject } of pending.values()) {
-      inline(request.body, request.encoding, request.contentType, request.client).then(resolve, reject);
+      inline(request.body, request.contentType, request.client).then(resolve, reject);
     }
     pending.clear();
   };
@@ -63,9 +62,9 @@ export function startIngest(options: IngestOptions, useWorker: boolean, log: Log
   worker.on('exit', (code) => fallBack(`exit code ${code}`));
 
   return {
-    ingest(body, encoding, contentType, client) {
-      if (!worker) return inline(body, encoding, contentType, client);
-      const request: IngestRequest = { id: nextId++, body, encoding, contentType, client };
+    ingest(body, contentType, client) {
+      if (!worker) return inline(body, contentType, client);
+      const request: IngestRequest = { id: nextId++, body, contentType, client };
       return new Promise<IngestResult>((resolve, reject) => {
         pending.set(request.id, { request, resolve, reject });
         worker?.postMessage(request);

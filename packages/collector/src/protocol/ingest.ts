@@ -1,4 +1,4 @@
-import { BodyError, decode, splitItems, type ParsedItem } from './body.js';
+import { BodyError, splitItems, type ParsedItem } from './body.js';
 import type { Client } from '../http/client.js';
 import { validateEnvelope, type TelemetryItem, type TimeWindow } from './envelopes.js';
 import { packItems, type PackedItems } from '../store/packed.js';
@@ -6,7 +6,6 @@ import { packItems, type PackedItems } from '../store/packed.js';
 export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */
   instrumentationKeys: string[] | 'any';
-  maxDecompressedBytes: number;
   /** Items one body may hold; a body with more is refused whole (413). */
   maxItemsPerRequest: number;
   /** Refused items after which the rest of a body is not checked, and answers name no more. */
@@ -30,26 +29,24 @@ export type IngestResult =
   | { ok: true; received: number; checked: number; accepted: PackedItems; errors: ItemError[] }
   | { ok: false; statusCode: 400 | 413 | 415; message: string };
 
-/** `client`: who sent the body (client.ts), told for each of its items. */
-export type Ingest = (
-  body: Uint8Array,
-  encoding?: string,
-  contentType?: string,
-  client?: Client,
-) => Promise<IngestResult>;
+/**
+ * `body`: the request's text as UTF-8 bytes, already inflated (the collector inflates on the request's
+ * thread, counting each chunk against the bytes in flight); `client`: who sent it (client.ts), told for
+ * each of its items.
+ */
+export type Ingest = (body: Uint8Array, contentType?: string, client?: Client) => Promise<IngestResult>;
 
 /**
- * Decodes, splits and validates one request body. Pure and self-contained, so it runs the same on the
+ * Splits and validates one request body. Pure and self-contained, so it runs the same on the
  * request's thread or in the ingest worker (ingest-worker.ts).
  */
 export function createIngest(options: IngestOptions): Ingest {
   const keys = options.instrumentationKeys;
   const known = new Set(keys === 'any' ? [] : keys.map((k) => k.toLowerCase()));
   const acceptsKey = (iKey: string) => keys === 'any' || known.has(iKey.toLowerCase());
-  return async (body, encoding, contentType, client) => {
+  const ingestNow = (body: Uint8Array, contentType?: string, client?: Client): IngestResult => {
     try {
-      const raw = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-      const text = await decode(raw, encoding, options.maxDecompressedBytes);
+      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
       const items = splitItems(text, contentType, options.maxItemsPerRequest);
       const accepted: TelemetryItem[] = [];
       const errors: ItemError[] = [];
@@ -80,4 +77,6 @@ export function createIngest(options: IngestOptions): Ingest {
       throw error;
     }
   };
+  // A promise either way: what throws (not a BodyError) rejects, as the worker's answer would.
+  return (body, contentType, client) => Promise.resolve().then(() => ingestNow(body, contentType, client));
 }

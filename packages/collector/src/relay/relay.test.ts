@@ -38,11 +38,10 @@ async function accepted(count: number, iKey = BROWSER_IKEY): Promise<PackedItems
 async function acceptedText(body: string): Promise<PackedItems> {
   const ingest = createIngest({
     instrumentationKeys: 'any',
-    maxDecompressedBytes: 4 * 1024 * 1024,
     maxItemsPerRequest: 1000,
     maxRefusedItems: 100,
   });
-  const result = await ingest(Buffer.from(body), undefined, 'application/json');
+  const result = await ingest(Buffer.from(body), 'application/json');
   if (!result.ok) throw new Error(result.message);
   return result.accepted;
 }
