@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Logger } from '../http/collector.js';
 import type { Outbox, OutboxItem } from './outbox.js';
+import { ownValue } from '../own-property.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -100,7 +101,7 @@ const GLOBAL_ENDPOINTS: Record<string, string> = {
 
 function azureIngestionDomain(hostname: string): string | undefined {
   return (
-    GLOBAL_ENDPOINTS[hostname] ??
+    ownValue(GLOBAL_ENDPOINTS, hostname) ??
     AZURE_INGESTION_DOMAINS.find((domain) => hostname === domain || hostname.endsWith(`.${domain}`))
   );
 }
