@@ -60,7 +60,7 @@ beforeAll(async () => {
   ({ app, base } = await serve({
     collector,
     usage: collector.usage,
-    analytics: collector.analytics,
+    dashboard: collector.dashboard,
     annotations: collector.annotations,
   }));
   // The figures from Azure Monitor, and no store of Gatehouse's own (the relay without a local copy).

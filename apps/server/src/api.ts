@@ -1,10 +1,16 @@
 import { createOpenApiDocument, endpoints } from '@gatehouse/api-contract';
-import type { AnalyticsQueries, AnnotationQueries, UsageQueries } from '@gatehouse/collector';
+import {
+  dashboardQueries,
+  type AnnotationQueries,
+  type Dashboard,
+  type UsageQueries,
+} from '@gatehouse/collector';
 import { annotationHandlers } from './annotations.js';
 import type express from 'express';
 import { createApiRouter, type ApiHandlers, type ApiRouterOptions } from './api-router.js';
 import type { TokenVerifier } from './auth/token-verifier.js';
 import type { TelemetryUserIds } from './telemetry-user-id.js';
+import { dashboardHandlers } from './dashboard.js';
 import { usageHandlers, type UsageSource } from './usage.js';
 
 export interface ApiOptions extends ApiRouterOptions {
@@ -13,7 +19,8 @@ export interface ApiOptions extends ApiRouterOptions {
   telemetryUserIds?: TelemetryUserIds | undefined;
   /** The usage dashboard's queries; without them /api/usage answers 404. */
   usage?: UsageQueries | undefined;
-  analytics?: AnalyticsQueries | undefined;
+  /** The dashboard panels' registered queries, on the same source. */
+  dashboard?: Dashboard | undefined;
   usageSource?: UsageSource | undefined;
   /** The admins' annotations, in the telemetry store (this process's or the store holder's). */
   annotations?: AnnotationQueries | undefined;
@@ -38,12 +45,12 @@ export function apiHandlers(options: ApiOptions): ApiHandlers {
     ...usageHandlers(
       usage && {
         queries: usage,
-        analytics: options.analytics,
         source: options.usageSource,
         isVerifiedUser: (id) => userIds?.isVerified(id) ?? false,
         authoredAnnotations: annotations && ((user) => annotations.annotationsBy(user)),
       },
     ),
+    ...dashboardHandlers(endpoints, dashboardQueries, usage && options.dashboard),
     ...annotationHandlers({
       annotations,
       logAnalytics: options.usageSource?.kind === 'log-analytics',

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { errorBody, type RuntimeConfig } from '@gatehouse/api-contract';
 import {
   StoreUnavailable,
-  type AnalyticsQueries,
+  type Dashboard,
   type AnnotationQueries,
   type UsageQueries,
 } from '@gatehouse/collector';
@@ -36,8 +36,8 @@ export interface AppOptions {
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
   /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries | undefined;
-  /** The dashboard's product analytics (the built-in collector's), served beside the usage API. */
-  analytics?: AnalyticsQueries | undefined;
+  /** The dashboard panels' registered queries (the built-in collector's, or Log Analytics'). */
+  dashboard?: Dashboard | undefined;
   /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
   usageSource?: UsageSource;
   /** The admins' annotations (the telemetry store's); without them /api/usage/annotations answers 404. */
@@ -251,7 +251,7 @@ export function createApp(options: AppOptions) {
       dpop,
       telemetryUserIds: options.telemetryUserIds,
       usage: options.usage,
-      analytics: options.analytics,
+      dashboard: options.dashboard,
       usageSource: options.usageSource,
       annotations: options.annotations,
     }),

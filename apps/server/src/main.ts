@@ -1,5 +1,11 @@
 #!/usr/bin/env node
-import { createLogAnalyticsQueries, defaultHttpLimits, logAnalyticsRunner } from '@gatehouse/collector';
+import {
+  createLogAnalyticsQueries,
+  dashboardQueries,
+  defaultHttpLimits,
+  logAnalyticsRunner,
+  runOnLogAnalytics,
+} from '@gatehouse/collector';
 import { createApp } from './app.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -71,18 +77,16 @@ async function main() {
 
   // The dashboard's source: the workspace when one is configured, else the local store (if any).
   const { logAnalytics } = config.telemetry;
-  let { usage, analytics } = telemetry;
+  let { usage, dashboard } = telemetry;
   let source: UsageSource | undefined = usage ? { kind: 'local' } : undefined;
   if (logAnalytics) {
-    const workspace = createLogAnalyticsQueries(
-      await logAnalyticsRunner({
-        workspaceId: logAnalytics.workspaceId,
-        ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
-      }),
-      { resourceId: logAnalytics.resourceId },
-    );
+    const run = await logAnalyticsRunner({
+      workspaceId: logAnalytics.workspaceId,
+      ...(logAnalytics.endpoint ? { endpoint: logAnalytics.endpoint } : {}),
+    });
+    const workspace = createLogAnalyticsQueries(run);
     usage = workspace.usage;
-    analytics = workspace.analytics;
+    dashboard = runOnLogAnalytics(dashboardQueries, run, { resourceId: logAnalytics.resourceId });
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
@@ -107,7 +111,7 @@ async function main() {
     devWeb,
     collector: telemetry.collector,
     usage,
-    analytics,
+    dashboard,
     ...(source ? { usageSource: source } : {}),
     // Kept in the store even when the figures come from Azure Monitor (docs/annotations.md).
     annotations: telemetry.annotations,

@@ -38,7 +38,7 @@ async function startReplica(env: Record<string, string>): Promise<string> {
     webRoot: pathToFileURL(`${dir}/`),
     collector: telemetry.collector,
     usage: telemetry.usage,
-    analytics: telemetry.analytics,
+    dashboard: telemetry.dashboard,
     internalApi: telemetry.internalApi,
     telemetryUserIds: new TelemetryUserIds([SECRET]),
   });

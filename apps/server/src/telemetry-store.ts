@@ -3,10 +3,12 @@ import {
   createForwardingSink,
   createRemoteQueries,
   createStoreHolderApi,
+  dashboardQueries,
+  runOnStore,
   openRelaySink,
   openStoreSink,
   teeSink,
-  type AnalyticsQueries,
+  type Dashboard,
   type AnnotationQueries,
   type CollectorFront,
   type CollectorFrontOptions,
@@ -31,7 +33,7 @@ export interface TelemetryStoreRole {
    * store keeps the items (the relay to Azure without a local copy).
    */
   usage: UsageQueries | undefined;
-  analytics: AnalyticsQueries | undefined;
+  dashboard: Dashboard | undefined;
   /** The admins' annotations, in the same store (held here, or by the store holder). */
   annotations: AnnotationQueries | undefined;
   /** The store holder's internal API (/internal/…), when this process holds the store for others. */
@@ -133,12 +135,17 @@ function holding(
     role: token === undefined ? 'store' : 'store holder',
     collector,
     usage: store?.usage,
-    analytics: store?.analytics,
+    dashboard: store && runOnStore(dashboardQueries, store.store),
     annotations: store?.annotations,
     internalApi:
       token === undefined
         ? undefined
-        : createStoreHolderApi({ token, sink, ...(store ? { queries: store } : {}), log }),
+        : createStoreHolderApi({
+            token,
+            sink,
+            ...(store ? { queries: store } : {}),
+            log,
+          }),
     ready: () => collector.ready(),
   };
 }

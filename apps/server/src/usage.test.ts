@@ -7,6 +7,8 @@ import { pathToFileURL } from 'node:url';
 import {
   createCollector,
   createLogAnalyticsQueries,
+  dashboardQueries,
+  runOnLogAnalytics,
   LogAnalyticsError,
   type Collector,
 } from '@gatehouse/collector';
@@ -59,7 +61,7 @@ beforeAll(async () => {
     webRoot: pathToFileURL(`${dir}/`),
     collector,
     usage: collector.usage,
-    analytics: collector.analytics,
+    dashboard: collector.dashboard,
     annotations: collector.annotations,
     telemetryUserIds: new TelemetryUserIds(['a-secret-of-at-least-thirty-two-characters']),
   });
@@ -497,16 +499,17 @@ describe('the usage API over Log Analytics', () => {
   let workspaceBase: string;
   let fail: Error | undefined;
   beforeAll(async () => {
-    const workspace = createLogAnalyticsQueries(
-      (query) => {
-        if (fail) return Promise.reject(fail);
-        if (query.includes('ingestion_time()')) {
-          return Promise.resolve([{ latest: new Date('2026-11-25T11:59:00Z'), delayMs: 95_000 }]);
-        }
-        return Promise.resolve([{ current: true, users: 3, pageViews: 40 }]);
-      },
-      { resourceId: '/subscriptions/s/resourceGroups/g/providers/microsoft.insights/components/c' },
-    );
+    const run = (query: string) => {
+      if (fail) return Promise.reject(fail);
+      if (query.includes('ingestion_time()')) {
+        return Promise.resolve([{ latest: new Date('2026-11-25T11:59:00Z'), delayMs: 95_000 }]);
+      }
+      return Promise.resolve([{ current: true, users: 3, pageViews: 40 }]);
+    };
+    const workspace = createLogAnalyticsQueries(run);
+    const links = {
+      resourceId: '/subscriptions/s/resourceGroups/g/providers/microsoft.insights/components/c',
+    };
     const config = loadConfig({
       OIDC_AUTHORITY: issuer,
       OIDC_CLIENT_ID: 'gatehouse',
@@ -517,7 +520,7 @@ describe('the usage API over Log Analytics', () => {
       authority: issuer,
       webRoot: pathToFileURL(`${dir}/`),
       usage: workspace.usage,
-      analytics: workspace.analytics,
+      dashboard: runOnLogAnalytics(dashboardQueries, run, links),
       usageSource: { kind: 'log-analytics', freshness: () => workspace.freshness() },
     });
     workspaceServer = laApp.listen(0, '127.0.0.1');

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { endpoints } from '@gatehouse/api-contract';
 import {
   annotationExportLine,
-  type AnalyticsQueries,
+  dashboardQueries,
   type Freshness,
   type StoredAnnotation,
   type UsageOptions,
@@ -17,17 +17,19 @@ export interface UsageHandlersOptions {
   /** Where the figures come from. Default: the local store. */
   source?: UsageSource | undefined;
   queries: UsageQueries;
-  /** The product analytics (web vitals, ...); without them those endpoints answer 404. */
-  analytics?: AnalyticsQueries | undefined;
   /** Whether this server issued a telemetry user id (telemetry-user-id.ts); else nothing counts as verified. */
   isVerifiedUser?: (id: string | null) => boolean;
   /** The annotations one user wrote: their own data, in their export (docs/annotations.md). */
   authoredAnnotations?: ((user: string) => Promise<StoredAnnotation[]>) | undefined;
 }
 
-type UsageName = {
-  [N in keyof ApiHandlers]: N extends `usage${string}` ? N : never;
-}[keyof ApiHandlers];
+/** The usage endpoints answered here: not the panels' (dashboard.ts answers those from their registry). */
+type UsageName = Exclude<
+  { [N in keyof ApiHandlers]: N extends `usage${string}` ? N : never }[keyof ApiHandlers],
+  keyof typeof dashboardQueries
+>;
+const isUsageName = (name: string): name is UsageName =>
+  name.startsWith('usage') && !Object.hasOwn(dashboardQueries, name);
 
 /**
  * The usage API (`/api/usage/...`) for the admin dashboard: the handlers of the contract's `usage*`
@@ -36,10 +38,10 @@ type UsageName = {
 export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<ApiHandlers, UsageName> {
   if (!options) {
     // No telemetry store to ask: the dashboard's endpoints answer like unknown paths.
-    const names = Object.keys(endpoints).filter((name) => name.startsWith('usage'));
+    const names = Object.keys(endpoints).filter(isUsageName);
     return Object.fromEntries(names.map((name) => [name, null])) as Record<UsageName, null>;
   }
-  const { queries, analytics, isVerifiedUser = () => false, source = { kind: 'local' } } = options;
+  const { queries, isVerifiedUser = () => false, source = { kind: 'local' } } = options;
   const { authoredAnnotations } = options;
   /** Signed-in users whose id this server issued: a forged `authUserId` is not among them. */
   const verifiedCount = async (options: UsageOptions) =>
@@ -70,10 +72,6 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
         storeFull: overview.storeFull ?? null,
       };
     },
-    usageTimeseries: ({ query }) => queries.timeseries(query),
-    usagePages: ({ query }) => queries.pages(query),
-    usageExceptions: ({ query }) => queries.exceptions(query),
-    usageDependencies: ({ query }) => queries.dependencies(query),
     usageSessions: async ({ query: { limit, ...options } }) => {
       const answer = await queries.sessions(limit === undefined ? options : { ...options, limit });
       return {
@@ -111,13 +109,5 @@ export function usageHandlers(options: UsageHandlersOptions | undefined): Pick<A
       }
     },
     usageUserErase: async ({ params: { id } }) => ({ erased: await queries.eraseUser(id) }),
-    usageExperience: analytics ? ({ query }) => analytics.experience(query) : null,
-    usageEvents: analytics ? ({ query }) => analytics.customEvents(query) : null,
-    usageFunnel: analytics ? ({ query: { step, ...options } }) => analytics.funnel(step, options) : null,
-    usageRetention: analytics
-      ? ({ query: { unit, ...options } }) => analytics.retention(unit, options)
-      : null,
-    usageFlows: analytics ? ({ query: { page, ...options } }) => analytics.userFlows(page, options) : null,
-    usageBreakdowns: analytics ? ({ query }) => analytics.breakdowns(query) : null,
   };
 }

@@ -71,3 +71,15 @@ export type { Freshness, LogAnalyticsQueries, PortalLinks } from './log-analytic
 export { NotAvailableError } from './log-analytics/kql.js';
 export { LogAnalyticsError, logAnalyticsRunner } from './log-analytics/client.js';
 export type { LogAnalyticsOptions } from './log-analytics/client.js';
+export { dashboardQueries } from './dashboard/dashboard-queries.js';
+export type { Dashboard, DashboardQueryName } from './dashboard/dashboard-queries.js';
+export { runOnLogAnalytics, runOnStore } from './dashboard/dashboard-query.js';
+export type {
+  AnyDashboardQuery,
+  DashboardAnswerOf,
+  DashboardQueries,
+  DashboardQuery,
+  DashboardQueryOf,
+  DashboardRunner,
+  NotAvailable,
+} from './dashboard/dashboard-query.js';

@@ -11,6 +11,8 @@ import { RateLimits, type RateLimiter } from './rate-limit.js';
 import { clientAddress, compileTrust, sourceKey, type TrustProxySetting } from './source-address.js';
 import type { AnalyticsQueries } from '../analytics/product.js';
 import type { UsageQueries } from '../analytics/usage.js';
+import { dashboardQueries, type Dashboard } from '../dashboard/dashboard-queries.js';
+import { runOnStore } from '../dashboard/dashboard-query.js';
 import type { AnnotationQueries } from '../store/annotations.js';
 import {
   openStoreSink,
@@ -143,6 +145,8 @@ export interface Collector extends CollectorFront {
   usage: UsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
+  /** The panels' registered queries (dashboard/dashboard-queries.ts) on this store. */
+  dashboard: Dashboard;
   /** The admins' annotations, in the same store. */
   annotations: AnnotationQueries;
 }
@@ -283,7 +287,8 @@ export async function createCollector(
   if (options.sink) return createFront(options, options.sink);
   const sink = await openStoreSink({ ...options, log });
   const { store, usage, analytics, annotations } = sink;
-  return { ...createFront(options, sink), sink, store, usage, analytics, annotations };
+  const dashboard = runOnStore(dashboardQueries, store);
+  return { ...createFront(options, sink), sink, store, usage, analytics, dashboard, annotations };
 }
 
 function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorFront {

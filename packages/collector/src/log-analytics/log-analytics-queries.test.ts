@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createLogAnalyticsQueries, type Row } from './log-analytics-queries.js';
+import {
+  breakdownsOnLogAnalytics,
+  createLogAnalyticsQueries,
+  experienceOnLogAnalytics,
+  type Row,
+} from './log-analytics-queries.js';
 
 /** The queries over a workspace that answers every query with `rows` (the KQL itself: kql.test.ts). */
-const over = (rows: Row[]) => createLogAnalyticsQueries(() => Promise.resolve(rows), {});
+const over = (rows: Row[]) => createLogAnalyticsQueries(() => Promise.resolve(rows));
 
 describe('the dashboard over Log Analytics: answers shaped as the local store shapes them', () => {
   it('a session timeline from the union of the App* tables, the signed-in user first', async () => {
@@ -74,12 +79,13 @@ describe('the dashboard over Log Analytics: answers shaped as the local store sh
 
   it('web vitals: overall, per page and per chart bucket, rated by the same thresholds', async () => {
     const now = Date.now();
-    const { analytics } = over([
+    const answering = (rows: Row[]) => () => Promise.resolve(rows);
+    const run = answering([
       { Name: 'LCP', scope: 'all', n: 10, p75: 2000, goodCount: 8, poorCount: 1 },
       { Name: 'LCP', scope: 'page', page: 'Home', n: 6, p75: 4500, goodCount: 2, poorCount: 3 },
       { Name: 'LCP', scope: 'page', page: 'Profile', n: 4, p75: 1000, goodCount: 4, poorCount: 0 },
     ]);
-    const experience = await analytics.experience({ range: '7d', now });
+    const experience = await experienceOnLogAnalytics(run, { range: '7d', now });
     expect(experience.overall.LCP).toEqual({
       count: 10,
       p75: 2000,
@@ -96,23 +102,26 @@ describe('the dashboard over Log Analytics: answers shaped as the local store sh
     expect(experience.trend.every((b) => b.p75.LCP === null)).toBe(true);
 
     const bucketStart = Date.parse(experience.trend[2]!.start);
-    const withBucket = await over([
-      {
-        Name: 'INP',
-        scope: 'bucket',
-        bucket: new Date(bucketStart),
-        n: 3,
-        p75: 180,
-        goodCount: 3,
-        poorCount: 0,
-      },
-    ]).analytics.experience({ range: '7d', now });
+    const withBucket = await experienceOnLogAnalytics(
+      answering([
+        {
+          Name: 'INP',
+          scope: 'bucket',
+          bucket: new Date(bucketStart),
+          n: 3,
+          p75: 180,
+          goodCount: 3,
+          poorCount: 0,
+        },
+      ]),
+      { range: '7d', now },
+    );
     expect(withBucket.trend[2]?.p75.INP).toBe(180);
     expect(withBucket.trend.filter((b) => b.p75.INP !== null)).toHaveLength(1);
   });
 
   it('breakdowns: browsers and systems by the local names, referrers with none as (direct), no devices', async () => {
-    const queries = createLogAnalyticsQueries((query) =>
+    const run = (query: string) =>
       Promise.resolve(
         query.startsWith('let sources')
           ? [
@@ -125,9 +134,8 @@ describe('the dashboard over Log Analytics: answers shaped as the local store sh
               { dim: 'browser', value: 'Chrome', visitors: 3 },
               { dim: 'os', value: 'macOS', visitors: '2' },
             ],
-      ),
-    );
-    const b = await queries.analytics.breakdowns({ range: '1h' });
+      );
+    const b = await breakdownsOnLogAnalytics(run, { range: '1h' });
     expect(b).toMatchObject({
       total: 4,
       referrers: [

@@ -5,13 +5,15 @@ import {
   type Dependencies,
   type Experience,
   type Pages,
+  type Breakdowns,
+  type Exceptions,
+  type Timeseries,
   type TimeseriesBucket,
   type WebVitalName,
 } from '@gatehouse/api-contract';
-import type { AnalyticsQueries } from '../analytics/product.js';
 import { shapeBreakdowns } from '../analytics/breakdowns.js';
 import { shapeExperience } from '../analytics/experience.js';
-import { bucketedPeriod, describePeriod, iso, period } from '../analytics/sql.js';
+import { bucketedPeriod, describePeriod, iso, period, type UsageOptions } from '../analytics/sql.js';
 import { sessionsLimit, shapeTimeline, type UsageQueries } from '../analytics/usage.js';
 import {
   breakdownsKql,
@@ -41,7 +43,8 @@ export interface PortalLinks {
   resourceId?: string | undefined;
 }
 
-const portal = (links: PortalLinks, blade: string) =>
+/** The portal's view `blade` of the resource (or the portal's list of resources, without its id). */
+export const portal = (links: PortalLinks, blade: string) =>
   links.resourceId
     ? `https://portal.azure.com/#@/resource${links.resourceId}/${blade}`
     : 'https://portal.azure.com/#browse/microsoft.insights%2Fcomponents';
@@ -64,7 +67,6 @@ export interface Freshness {
 
 export interface LogAnalyticsQueries {
   usage: UsageQueries;
-  analytics: AnalyticsQueries;
   freshness(now?: number): Promise<Freshness>;
 }
 
@@ -106,8 +108,12 @@ const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
  * they do not (funnels, user flows and retention need every item of a user in order: the portal has
  * views of its own for them; access and erasure requests go through Azure's own purge and export).
  */
-export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}): LogAnalyticsQueries {
+export function createLogAnalyticsQueries(run: RunQuery): LogAnalyticsQueries {
   const usage: UsageQueries = {
+    timeseries: (options) => timeseriesOnLogAnalytics(run, options),
+    pages: (options) => pagesOnLogAnalytics(run, options),
+    exceptions: (options) => exceptionsOnLogAnalytics(run, options),
+    dependencies: (options) => dependenciesOnLogAnalytics(run, options),
     async overview(options = {}) {
       const p = period(options);
       const length = p.to - p.from;
@@ -130,78 +136,6 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
           exceptions: tile('exceptions'),
           failedCalls: tile('failedCalls'),
         },
-      };
-    },
-
-    async timeseries(options = {}) {
-      const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
-      const rows = await run(timeseriesKql(from, to, bucketMs, options), from, to);
-      const byBucket = new Map(rows.map((r) => [Math.round((ms(r.bucket) - from) / bucketMs), r]));
-      const buckets: TimeseriesBucket[] = [];
-      for (let i = 0; i < lengthMs / bucketMs; i++) {
-        const r = byBucket.get(i) ?? {};
-        buckets.push({
-          start: iso(from + i * bucketMs),
-          users: num(r.users),
-          sessions: num(r.sessions),
-          pageViews: num(r.pageViews),
-          exceptions: num(r.exceptions),
-          failedCalls: num(r.failedCalls),
-        });
-      }
-      return { range, from: iso(from), to: iso(to), bucketMs, buckets };
-    },
-
-    async pages(options = {}) {
-      const p = period(options);
-      const rows = await run(pagesKql(p.from, p.to, options), p.from, p.to);
-      return {
-        ...describePeriod(p),
-        pages: rows.map((r) => ({
-          name: strOrNull(r.Name) ?? '',
-          views: num(r.pageViews),
-          users: num(r.users),
-          avgDurationMs: numOrNull(r.avgMs),
-          p95DurationMs: numOrNull(r.p95Ms),
-        })),
-        estimates: KUSTO_PAGE_ESTIMATES,
-      };
-    },
-
-    async exceptions(options = {}) {
-      const p = period(options);
-      const rows = await run(exceptionsKql(p.from, p.to, options), p.from, p.to);
-      return {
-        ...describePeriod(p),
-        exceptions: rows.map((r) => ({
-          type: strOrNull(r.ExceptionType),
-          message: strOrNull(r.message),
-          topFrame: strOrNull(r.topFrame),
-          problemId: strOrNull(r.ProblemId),
-          count: num(r.total),
-          usersAffected: num(r.users),
-          firstSeen: iso(ms(r.firstSeen)),
-          lastSeen: iso(ms(r.lastSeen)),
-          sampleStack: strOrNull(r.stack),
-        })),
-      };
-    },
-
-    async dependencies(options = {}) {
-      const p = period(options);
-      const rows = await run(dependenciesKql(p.from, p.to, options), p.from, p.to);
-      return {
-        ...describePeriod(p),
-        dependencies: rows.map((r) => ({
-          target: strOrNull(r.Target),
-          name: strOrNull(r.Name),
-          count: num(r.total),
-          failures: num(r.failures),
-          failureRate: num(r.total) === 0 ? 0 : num(r.failures) / num(r.total),
-          p50DurationMs: numOrNull(r.percentile_DurationMs_50),
-          p95DurationMs: numOrNull(r.percentile_DurationMs_95),
-        })),
-        estimates: KUSTO_CALL_ESTIMATES,
       };
     },
 
@@ -276,88 +210,8 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
     },
   };
 
-  const analytics: AnalyticsQueries = {
-    async experience(options = {}) {
-      const p = period(options);
-      const chart = bucketedPeriod(options);
-      const rows = await run(
-        experienceKql(p.from, p.to, chart.from, chart.to, chart.bucketMs, options),
-        Math.min(p.from, chart.from),
-        Math.max(p.to, chart.to),
-      );
-      return shapeExperience(
-        p,
-        chart,
-        rows.map((r) => ({
-          name: String(r.Name) as WebVitalName,
-          scope: r.scope === 'bucket' ? 'bucket' : r.scope === 'all' ? 'all' : 'page',
-          bucket: Math.round((ms(r.bucket) - chart.from) / chart.bucketMs),
-          page: strOrNull(r.page) ?? '',
-          n: num(r.n),
-          p75: numOrNull(r.p75),
-          good: num(r.goodCount),
-          poor: num(r.poorCount),
-        })),
-        KUSTO_EXPERIENCE_ESTIMATES,
-      );
-    },
-
-    async customEvents(options = {}) {
-      const p = period(options);
-      const rows = await run(eventsKql(p.from, p.to, options), p.from, p.to);
-      return {
-        ...describePeriod(p),
-        events: rows.map((r) => ({
-          name: strOrNull(r.Name) ?? '',
-          count: num(r.total),
-          users: num(r.users),
-          sessions: num(r.sessions),
-        })),
-        estimates: KUSTO_EVENT_ESTIMATES,
-      };
-    },
-
-    async breakdowns(options = {}) {
-      const p = period(options);
-      const sourcesFrom = p.from - 86_400_000; // A session's first page view is at most a day before.
-      const [client, referrers] = await Promise.all([
-        run(breakdownsKql(p.from, p.to, options), p.from, p.to),
-        run(referrersKql(sourcesFrom, p.from, p.to, options), sourcesFrom, p.to),
-      ]);
-      // Azure's tables have no device class (segmentKql): that list stays empty.
-      return shapeBreakdowns(
-        describePeriod(p),
-        client.map((r) => ({ ...r, visitors: num(r.visitors) })),
-        referrers.map((r) => ({ value: strOrNull(r.value) ?? '', visitors: num(r.visitors) })),
-      );
-    },
-
-    funnel: () =>
-      Promise.reject(
-        new NotAvailableError(
-          'Funnels are not available with Azure Monitor as the source: open Funnels in the Application Insights resource.',
-          portal(links, 'funnels'),
-        ),
-      ),
-    retention: () =>
-      Promise.reject(
-        new NotAvailableError(
-          'Retention is not available with Azure Monitor as the source: open Retention in the Application Insights resource.',
-          portal(links, 'retention'),
-        ),
-      ),
-    userFlows: () =>
-      Promise.reject(
-        new NotAvailableError(
-          'User flows are not available with Azure Monitor as the source: open User Flows in the Application Insights resource.',
-          portal(links, 'userFlows'),
-        ),
-      ),
-  };
-
   return {
     usage,
-    analytics,
     async freshness(now = Date.now()) {
       const [row] = await run(freshnessKql(now), now - 3_600_000, now);
       const latest = row?.latest;
@@ -367,4 +221,156 @@ export function createLogAnalyticsQueries(run: RunQuery, links: PortalLinks = {}
       };
     },
   };
+}
+
+/** The timeseries panel's answer over the workspace. */
+export async function timeseriesOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<Timeseries> {
+  const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
+  const rows = await run(timeseriesKql(from, to, bucketMs, options), from, to);
+  const byBucket = new Map(rows.map((r) => [Math.round((ms(r.bucket) - from) / bucketMs), r]));
+  const buckets: TimeseriesBucket[] = [];
+  for (let i = 0; i < lengthMs / bucketMs; i++) {
+    const r = byBucket.get(i) ?? {};
+    buckets.push({
+      start: iso(from + i * bucketMs),
+      users: num(r.users),
+      sessions: num(r.sessions),
+      pageViews: num(r.pageViews),
+      exceptions: num(r.exceptions),
+      failedCalls: num(r.failedCalls),
+    });
+  }
+  return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+}
+
+/** The pages panel's answer over the workspace. */
+export async function pagesOnLogAnalytics(run: RunQuery, options: UsageOptions = {}): Promise<Pages> {
+  const p = period(options);
+  const rows = await run(pagesKql(p.from, p.to, options), p.from, p.to);
+  return {
+    ...describePeriod(p),
+    pages: rows.map((r) => ({
+      name: strOrNull(r.Name) ?? '',
+      views: num(r.pageViews),
+      users: num(r.users),
+      avgDurationMs: numOrNull(r.avgMs),
+      p95DurationMs: numOrNull(r.p95Ms),
+    })),
+    estimates: KUSTO_PAGE_ESTIMATES,
+  };
+}
+
+/** The exceptions panel's answer over the workspace. */
+export async function exceptionsOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<Exceptions> {
+  const p = period(options);
+  const rows = await run(exceptionsKql(p.from, p.to, options), p.from, p.to);
+  return {
+    ...describePeriod(p),
+    exceptions: rows.map((r) => ({
+      type: strOrNull(r.ExceptionType),
+      message: strOrNull(r.message),
+      topFrame: strOrNull(r.topFrame),
+      problemId: strOrNull(r.ProblemId),
+      count: num(r.total),
+      usersAffected: num(r.users),
+      firstSeen: iso(ms(r.firstSeen)),
+      lastSeen: iso(ms(r.lastSeen)),
+      sampleStack: strOrNull(r.stack),
+    })),
+  };
+}
+
+/** The dependencies panel's answer over the workspace. */
+export async function dependenciesOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<Dependencies> {
+  const p = period(options);
+  const rows = await run(dependenciesKql(p.from, p.to, options), p.from, p.to);
+  return {
+    ...describePeriod(p),
+    dependencies: rows.map((r) => ({
+      target: strOrNull(r.Target),
+      name: strOrNull(r.Name),
+      count: num(r.total),
+      failures: num(r.failures),
+      failureRate: num(r.total) === 0 ? 0 : num(r.failures) / num(r.total),
+      p50DurationMs: numOrNull(r.percentile_DurationMs_50),
+      p95DurationMs: numOrNull(r.percentile_DurationMs_95),
+    })),
+    estimates: KUSTO_CALL_ESTIMATES,
+  };
+}
+
+/** The experience panel's answer over the workspace. */
+export async function experienceOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<Experience> {
+  const p = period(options);
+  const chart = bucketedPeriod(options);
+  const rows = await run(
+    experienceKql(p.from, p.to, chart.from, chart.to, chart.bucketMs, options),
+    Math.min(p.from, chart.from),
+    Math.max(p.to, chart.to),
+  );
+  return shapeExperience(
+    p,
+    chart,
+    rows.map((r) => ({
+      name: String(r.Name) as WebVitalName,
+      scope: r.scope === 'bucket' ? 'bucket' : r.scope === 'all' ? 'all' : 'page',
+      bucket: Math.round((ms(r.bucket) - chart.from) / chart.bucketMs),
+      page: strOrNull(r.page) ?? '',
+      n: num(r.n),
+      p75: numOrNull(r.p75),
+      good: num(r.goodCount),
+      poor: num(r.poorCount),
+    })),
+    KUSTO_EXPERIENCE_ESTIMATES,
+  );
+}
+
+/** The customEvents panel's answer over the workspace. */
+export async function customEventsOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<CustomEvents> {
+  const p = period(options);
+  const rows = await run(eventsKql(p.from, p.to, options), p.from, p.to);
+  return {
+    ...describePeriod(p),
+    events: rows.map((r) => ({
+      name: strOrNull(r.Name) ?? '',
+      count: num(r.total),
+      users: num(r.users),
+      sessions: num(r.sessions),
+    })),
+    estimates: KUSTO_EVENT_ESTIMATES,
+  };
+}
+
+/** The breakdowns panel's answer over the workspace. */
+export async function breakdownsOnLogAnalytics(
+  run: RunQuery,
+  options: UsageOptions = {},
+): Promise<Breakdowns> {
+  const p = period(options);
+  const sourcesFrom = p.from - 86_400_000; // A session's first page view is at most a day before.
+  const [client, referrers] = await Promise.all([
+    run(breakdownsKql(p.from, p.to, options), p.from, p.to),
+    run(referrersKql(sourcesFrom, p.from, p.to, options), sourcesFrom, p.to),
+  ]);
+  // Azure's tables have no device class (segmentKql): that list stays empty.
+  return shapeBreakdowns(
+    describePeriod(p),
+    client.map((r) => ({ ...r, visitors: num(r.visitors) })),
+    referrers.map((r) => ({ value: strOrNull(r.value) ?? '', visitors: num(r.visitors) })),
+  );
 }

@@ -1,4 +1,5 @@
-import type { AnalyticsQueries } from '../analytics/product.js';
+import type { dashboardQueries } from '../dashboard/dashboard-queries.js';
+import type { DashboardQueries, DashboardRunner } from '../dashboard/dashboard-query.js';
 import {
   APPEND_PATH,
   authorization,
@@ -173,9 +174,11 @@ export function createForwardingSink(options: StoreHolderClientOptions): Forward
  * as the local store's, so the API routes do not know where the store is. The user was authenticated
  * and authorized by this replica; the store holder trusts the token.
  */
-export function createRemoteQueries(options: StoreHolderClientOptions): {
+export function createRemoteQueries<R extends DashboardQueries = typeof dashboardQueries>(
+  options: StoreHolderClientOptions,
+): {
   usage: UsageQueries;
-  analytics: AnalyticsQueries;
+  dashboard: DashboardRunner<R>;
   annotations: AnnotationQueries;
 } {
   checkToken(options.token);
@@ -240,14 +243,8 @@ export function createRemoteQueries(options: StoreHolderClientOptions): {
     eraseUser: remote('eraseUser'),
     signedInUserIds: remote('signedInUserIds'),
   };
-  const analytics: AnalyticsQueries = {
-    experience: remote('experience'),
-    customEvents: remote('customEvents'),
-    funnel: remote('funnel'),
-    retention: remote('retention'),
-    userFlows: remote('userFlows'),
-    breakdowns: remote('breakdowns'),
-  };
+  // The panels' queries, by the registry's names (dashboard/dashboard-queries.ts), their query as one argument.
+  const dashboard: DashboardRunner<R> = (name, query) => call(name, [query]);
   // Writes too: only the store holder writes its file (docs/decisions/0041).
   const annotations: AnnotationQueries = {
     listAnnotations: remote('listAnnotations'),
@@ -255,5 +252,5 @@ export function createRemoteQueries(options: StoreHolderClientOptions): {
     deleteAnnotation: remote('deleteAnnotation'),
     annotationsBy: remote('annotationsBy'),
   };
-  return { usage, analytics, annotations };
+  return { usage, dashboard, annotations };
 }

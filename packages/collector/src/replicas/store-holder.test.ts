@@ -222,11 +222,24 @@ describe('usage queries answered by the store holder', () => {
     expect((await track(replica, envelopes)).status).toBe(200);
 
     const remote = createRemoteQueries({ url: holder.url, token: TOKEN });
-    const local: Pick<Collector, 'usage' | 'analytics'> = holder.collector;
+    const local: Pick<Collector, 'usage' | 'dashboard'> = holder.collector;
     const options = { range: '24h' as const, now: Date.now() };
     expect(await remote.usage.overview(options)).toEqual(await local.usage.overview(options));
-    expect(await remote.usage.pages(options)).toEqual(await local.usage.pages(options));
-    expect(await remote.analytics.customEvents(options)).toEqual(await local.analytics.customEvents(options));
+    // The panels' queries by the registry's names: each forwarded as it is registered.
+    expect(await remote.dashboard('usagePages', options)).toEqual(
+      await local.dashboard('usagePages', options),
+    );
+    expect(await remote.dashboard('usageEvents', options)).toEqual(
+      await local.dashboard('usageEvents', options),
+    );
+    const steps = {
+      ...options,
+      step: [
+        { kind: 'page' as const, name: 'Home' },
+        { kind: 'event' as const, name: 'Signed in' },
+      ],
+    };
+    expect(await remote.dashboard('usageFunnel', steps)).toEqual(await local.dashboard('usageFunnel', steps));
     expect(await remote.usage.sessionTimeline('remote-s')).toEqual(
       await local.usage.sessionTimeline('remote-s'),
     );

@@ -14,14 +14,21 @@ import {
   QUERY_PREFIX,
 } from './internal-api.js';
 import type { ItemSink, StoreSink } from '../store/sink.js';
+import { dashboardQueries } from '../dashboard/dashboard-queries.js';
+import { runOnStore, type DashboardQueries } from '../dashboard/dashboard-query.js';
 
 export interface StoreHolderApiOptions {
   /** The secret every replica sends (COLLECTOR_TOKEN); at least 32 characters. */
   token: string;
   /** Where the replicas' items go: the store this process holds, or the relay to Azure (and its copy). */
   sink: ItemSink;
-  /** The dashboard's queries the replicas ask for: the local store's; without one, every query is 404. */
-  queries?: Pick<StoreSink, 'usage' | 'analytics'> & Partial<Pick<StoreSink, 'annotations'>>;
+  /**
+   * The store whose queries the replicas ask for (its usage and annotation queries, and the panels'
+   * registered queries by their names); without one, every query is 404.
+   */
+  queries?: Pick<StoreSink, 'usage' | 'store'> & Partial<Pick<StoreSink, 'annotations'>>;
+  /** The panels' queries it answers: default the registry (dashboard/dashboard-queries.ts). */
+  dashboardQueries?: DashboardQueries;
   /** Largest append body, in bytes. Default 64 MiB: a replica's whole request, packed, with room to spare. */
   maxAppendBytes?: number;
   /** Seconds a replica is told to wait (it passes them on to the SDKs) when the store is busy. Default 10. */
@@ -47,9 +54,14 @@ export function createStoreHolderApi(options: StoreHolderApiOptions) {
   const maxAppendBytes = options.maxAppendBytes ?? 64 * 1024 * 1024;
   const retryAfter = String(options.retryAfterSeconds ?? 10);
   const queries = new Map<string, (...args: unknown[]) => unknown>();
-  const groups = source ? [source.usage, source.analytics, source.annotations ?? {}] : [];
+  const groups = source ? [source.usage, source.annotations] : [];
   for (const group of groups as unknown as Record<string, (...args: unknown[]) => unknown>[]) {
     for (const [name, query] of Object.entries(group)) queries.set(name, query.bind(group));
+  }
+  if (source) {
+    const registry: DashboardQueries = options.dashboardQueries ?? dashboardQueries;
+    const dashboard = runOnStore(registry, source.store);
+    for (const name of Object.keys(registry)) queries.set(name, (query) => dashboard(name, query as never));
   }
 
   let refused = 0;
