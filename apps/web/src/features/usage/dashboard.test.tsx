@@ -6,6 +6,7 @@ import { collectPanels, PanelPlacementError } from './collect-panels';
 import { DashboardSections, PANEL_MODULES } from './dashboard';
 import type { PanelModule, PanelPlacement, PanelProps } from './panel-props';
 import { Panel } from './panel';
+import { SECTIONS } from './sections';
 import type { Pages } from './usage-api';
 
 const pages: Pages = {
@@ -88,8 +89,8 @@ describe('the dashboard’s panels', () => {
 
   it('keep the page’s ids, headings and side-by-side rows', () => {
     const { container } = render(<DashboardSections sections={collectPanels(PANEL_MODULES)} props={props} />);
-    for (const id of ['overview', 'experience', 'behaviour', 'sources', 'errors', 'calls', 'sessions'])
-      expect(container.querySelector(`#${id}`), id).not.toBeNull();
+    // Each section's link in the bar (e2e/usage-dashboard.spec.ts names them) leads to an element.
+    for (const { id } of SECTIONS) expect(container.querySelector(`#${id}`), id).not.toBeNull();
     expect(within(container.querySelector('#errors') as HTMLElement).getByRole('heading').textContent).toBe(
       'Errors',
     );
