@@ -33,3 +33,11 @@ export const viewerTimeZone = () => Intl.DateTimeFormat().resolvedOptions().time
 /** A period's bounds in the viewer's time zone, the zone named: "25 Nov 2026, 04:00 – 26 Nov 2026, 04:00 (Europe/Berlin)". */
 export const formatPeriod = (from: string, to: string) =>
   `${withZone.format(new Date(from))} – ${withZone.format(new Date(to))} (${viewerTimeZone()})`;
+
+/** "24 hours", "7 days": a period's length, for the comparison with the one before it. */
+export function formatDuration(from: string, to: string): string {
+  const hours = Math.round((Date.parse(to) - Date.parse(from)) / 3_600_000);
+  if (hours < 1) return `${Math.round((Date.parse(to) - Date.parse(from)) / 60_000)} minutes`;
+  if (hours === 1) return 'hour';
+  return hours % 24 === 0 ? `${hours / 24 === 1 ? '24 hours' : `${hours / 24} days`}` : `${hours} hours`;
+}

@@ -1,6 +1,7 @@
 import { useId, type ReactNode } from 'react';
 import { SignInAgain } from '../../auth/sign-in-again';
 import { ApiError, type ApiQuery } from '../../auth/use-api';
+import { useReportLoading } from './settled';
 
 /** A dashboard section with its loading, empty and error states. */
 export function Panel<T>({
@@ -25,6 +26,7 @@ export function Panel<T>({
 }) {
   // An id of its own: `aria-labelledby` reads a list of ids, so a title with spaces cannot be one.
   const headingId = useId();
+  useReportLoading(query.status === 'loading');
   const Heading = `h${level}` as const;
   return (
     <section id={id} className="panel" aria-labelledby={headingId} aria-busy={query.status === 'loading'}>

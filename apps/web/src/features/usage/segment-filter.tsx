@@ -66,6 +66,20 @@ export function segmentParams(segment: Segment): Record<string, string> {
   return Object.fromEntries(KEYS.flatMap((key) => (segment[key] ? [[key, segment[key]]] : [])));
 }
 
+const SEGMENT_WORDS: Record<string, string> = { 'signed-in': 'signed in', anonymous: 'anonymous' };
+/** The segment in words, for the folded filter: "everyone", or its values ("mobile, role admin"). */
+export function describeSegment(segment: Segment): string {
+  const parts = [
+    segment.auth && SEGMENT_WORDS[segment.auth],
+    segment.role && `role ${segment.role}`,
+    segment.browser,
+    segment.device,
+    segment.os,
+    segment.referrer && `from ${referrerLabel(segment.referrer)}`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'everyone';
+}
+
 /**
  * Who the dashboard is about: every panel shows only the items of this segment. Choices apply at once;
  * the role when the field is left or Enter is pressed.

@@ -2,7 +2,7 @@
  * What /api/usage answers: the types come from the API's one description (@gatehouse/api-contract), as
  * types only, so none of its schemas reach the browser's bundle.
  */
-import type { Segment, TileKey, UsageRange } from '@gatehouse/api-contract';
+import type { TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
   Annotation,
@@ -60,12 +60,3 @@ const TILE_LABELS: Record<TileKey, string> = {
   failedCalls: 'Failed calls',
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
-
-/** What every panel with its own query takes from the page: the period, the segment, the refresh. */
-export interface PanelScope {
-  /** A preset range, or a custom period [from, to) (view-state.ts). */
-  period: { range: UsageRange } | { from: string; to: string };
-  /** Who the figures are about (segment-filter.tsx); everyone when left out. */
-  segment?: Segment | undefined;
-  every?: number | undefined;
-}

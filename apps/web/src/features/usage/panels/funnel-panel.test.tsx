@@ -1,7 +1,8 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { FunnelPanel } from './funnel-panel';
-import type { Funnel } from './usage-api';
+import FunnelPanel from './funnel-panel';
+import { panelProps } from '../test-panel-props';
+import type { Funnel } from '../usage-api';
 
 const asked: string[] = [];
 const answer: Funnel = {
@@ -14,7 +15,7 @@ const answer: Funnel = {
   ],
   estimates: [],
 };
-vi.mock('../../auth/use-api', () => ({
+vi.mock('../../../auth/use-api', () => ({
   useApiQuery: (path: string) => {
     asked.push(path);
     return { status: 'ready', data: answer, reload: vi.fn() };
@@ -23,7 +24,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('FunnelPanel', () => {
   it('asks for the steps as typed, in order, and shows users, drop-off and time per step', () => {
-    render(<FunnelPanel period={{ range: '24h' }} />);
+    render(<FunnelPanel {...panelProps({ period: { range: '24h' } })} />);
     expect(asked).toEqual([]);
     fireEvent.change(screen.getByLabelText('Step 1 name'), { target: { value: ' Home ' } });
     fireEvent.change(screen.getByLabelText('Step 2 kind'), { target: { value: 'event' } });
@@ -45,7 +46,7 @@ describe('FunnelPanel', () => {
       { field: 'medianMsFromPrevious', kind: 'percentile', error: 0.02, errorOf: 'rank', method },
     ];
     try {
-      render(<FunnelPanel period={{ range: '30d' }} />);
+      render(<FunnelPanel {...panelProps({ period: { range: '30d' } })} />);
       fireEvent.change(screen.getByLabelText('Step 1 name'), { target: { value: 'Home' } });
       fireEvent.change(screen.getByLabelText('Step 2 name'), { target: { value: 'Profile' } });
       fireEvent.click(screen.getByRole('button', { name: 'Show the funnel' }));
@@ -65,7 +66,7 @@ describe('FunnelPanel', () => {
   });
 
   it('takes 2 to 5 steps', () => {
-    render(<FunnelPanel period={{ range: '24h' }} />);
+    render(<FunnelPanel {...panelProps({ period: { range: '24h' } })} />);
     const add = screen.getByRole('button', { name: 'Add a step' });
     const remove = screen.getByRole('button', { name: 'Remove the last step' });
     expect((remove as HTMLButtonElement).disabled).toBe(true);

@@ -1,7 +1,8 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { FlowsPanel } from './flows-panel';
-import type { UserFlows } from './usage-api';
+import FlowsPanel from './flows-panel';
+import { panelProps } from '../test-panel-props';
+import type { UserFlows } from '../usage-api';
 
 const asked: string[] = [];
 const answer: UserFlows = {
@@ -20,7 +21,7 @@ const answer: UserFlows = {
   previous1: [{ pages: ['Home'], count: 3 }],
   previous2: [],
 };
-vi.mock('../../auth/use-api', () => ({
+vi.mock('../../../auth/use-api', () => ({
   useApiQuery: (path: string) => {
     asked.push(path);
     return { status: 'ready', data: answer, reload: vi.fn() };
@@ -29,7 +30,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('FlowsPanel', () => {
   it('asks for the page typed and shows the paths before and after it, in the order visited', () => {
-    render(<FlowsPanel period={{ range: '24h' }} />);
+    render(<FlowsPanel {...panelProps({ period: { range: '24h' } })} />);
     expect(asked).toEqual([]);
     fireEvent.change(screen.getByLabelText('Page'), { target: { value: ' Profile & more ' } });
     fireEvent.click(screen.getByRole('button', { name: 'Show the flows' }));

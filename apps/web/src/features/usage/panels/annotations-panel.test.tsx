@@ -1,11 +1,12 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { AnnotationsPanel, localInputValue } from './annotations-panel';
-import type { Annotations } from './usage-api';
+import AnnotationsPanel, { localInputValue } from './annotations-panel';
+import { panelProps } from '../test-panel-props';
+import type { Annotations } from '../usage-api';
 
 const calls: { path: string; init: RequestInit | undefined }[] = [];
 let fail: Error | undefined;
-vi.mock('../../auth/use-api', () => ({
+vi.mock('../../../auth/use-api', () => ({
   ApiError: class extends Error {},
   useApi: () => (path: string, init?: RequestInit) => {
     calls.push({ path, init });
@@ -40,7 +41,7 @@ const data: Annotations = {
 describe('AnnotationsPanel', () => {
   it('lists the notes as text, and posts a new one at the chosen local time, then reloads', async () => {
     const reload = vi.fn();
-    render(<AnnotationsPanel query={{ status: 'ready', data, reload }} />);
+    render(<AnnotationsPanel {...panelProps({}, { annotations: { status: 'ready', data, reload } })} />);
     const items = within(screen.getByTestId('annotations-list')).getAllByRole('listitem');
     expect(items[0]?.textContent).toContain('<img src=x onerror=alert(1)> Release 2.4 (by you)');
     expect(items[0]?.querySelector('img')).toBeNull();
@@ -63,7 +64,7 @@ describe('AnnotationsPanel', () => {
 
   it('deletes one by its id, and says why when the API refuses', async () => {
     const reload = vi.fn();
-    render(<AnnotationsPanel query={{ status: 'ready', data, reload }} />);
+    render(<AnnotationsPanel {...panelProps({}, { annotations: { status: 'ready', data, reload } })} />);
     fireEvent.click(screen.getByRole('button', { name: 'Delete the annotation “Incident”' }));
     await waitFor(() => expect(reload).toHaveBeenCalledOnce());
     expect(calls.at(-1)).toMatchObject({

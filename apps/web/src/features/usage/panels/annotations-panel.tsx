@@ -1,9 +1,8 @@
 import { useState, type FormEvent } from 'react';
-import type { ApiQuery } from '../../auth/use-api';
-import { useApiClient } from '../../auth/api-client';
-import { formatTime, viewerTimeZone } from './format';
-import { Panel } from './panel';
-import type { Annotations } from './usage-api';
+import { useApiClient } from '../../../auth/api-client';
+import { formatTime, viewerTimeZone } from '../format';
+import { Panel } from '../panel';
+import type { PanelPlacement, PanelProps } from '../panel-props';
 
 /** As the API's ANNOTATION_NOTE_MAX (the contract checks it again): a line, not a report. */
 const NOTE_MAX = 200;
@@ -15,18 +14,14 @@ export function localInputValue(ms: number): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
+export const panel = { section: 'annotations', order: 10 } satisfies PanelPlacement;
+
 /**
  * The period's annotations (docs/annotations.md): a form to mark a moment (now by default, in the viewer's
  * time zone) with a short note, and the list with a way to delete each. Every chart of the page draws
- * them from the same query, reloaded after each change.
+ * them from the same query, the page's, reloaded after each change.
  */
-export function AnnotationsPanel({
-  id,
-  query,
-}: {
-  id?: string | undefined;
-  query: ApiQuery<Annotations> & { reload: () => void };
-}) {
+export default function AnnotationsPanel({ annotations: query }: PanelProps) {
   const call = useApiClient();
   const [time, setTime] = useState(() => localInputValue(Date.now()));
   const [note, setNote] = useState('');
@@ -62,7 +57,7 @@ export function AnnotationsPanel({
   }
 
   return (
-    <Panel id={id} title="Annotations" query={query} isEmpty={() => false}>
+    <Panel title="Annotations" query={query} isEmpty={() => false}>
       {(data) => (
         <>
           <p className="muted">

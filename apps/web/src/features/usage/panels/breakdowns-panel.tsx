@@ -1,9 +1,10 @@
-import { useEndpoint } from '../../auth/api-client';
-import { formatCount, formatRate } from './format';
-import { NamedRowsTable } from './named-rows-table';
-import { Panel } from './panel';
-import { DEVICES, referrerLabel } from './segment-filter';
-import type { BreakdownRow, Breakdowns, PanelScope, Segment } from './usage-api';
+import { useEndpoint } from '../../../auth/api-client';
+import { formatCount, formatRate } from '../format';
+import { NamedRowsTable } from '../named-rows-table';
+import { Panel } from '../panel';
+import { DEVICES, referrerLabel } from '../segment-filter';
+import type { PanelPlacement, PanelProps } from '../panel-props';
+import type { BreakdownRow, Breakdowns, Segment } from '../usage-api';
 
 /** The four lists, each with the segment key its entries set. */
 const LISTS = [
@@ -25,22 +26,21 @@ const label = (key: (typeof LISTS)[number]['key'], value: string) =>
       ? (DEVICES[value as keyof typeof DEVICES] ?? value)
       : value;
 
+export const panel = { section: 'sources', order: 10 } satisfies PanelPlacement;
+
 /**
  * Where visitors come from and what they use (ADR 0073): visitors by referring site, browser,
  * operating system and device class, ranked, with their share of the period's visitors. Pressing an
- * entry applies it as a segment (`onChoose`), as Plausible's and PostHog's breakdowns do.
+ * entry applies it as a segment, as Plausible's and PostHog's breakdowns do.
  */
-export function BreakdownsPanel({
-  period,
-  segment,
-  every,
-  onChoose,
-}: PanelScope & { onChoose: (change: Segment) => void }) {
-  const query = useEndpoint('/usage/breakdowns', { query: { ...period, ...segment } }, every);
+export default function BreakdownsPanel({ view, query, every, setView }: PanelProps) {
+  const answer = useEndpoint('/usage/breakdowns', { query }, every);
+  const { segment } = view;
+  const choose = (change: Segment) => setView({ segment: { ...segment, ...change } });
   return (
     <div className="usage-grid">
       {LISTS.map(({ list, key, title, column }) => (
-        <Panel key={list} title={title} level={3} query={query} isEmpty={(data) => data[list].length === 0}>
+        <Panel key={list} title={title} level={3} query={answer} isEmpty={(data) => data[list].length === 0}>
           {(data) => (
             <NamedRowsTable
               testId={`breakdown-${key}`}
@@ -52,8 +52,8 @@ export function BreakdownsPanel({
                 <button
                   type="button"
                   className="link-button"
-                  aria-pressed={segment?.[key] === row.value}
-                  onClick={() => onChoose({ [key]: row.value })}
+                  aria-pressed={segment[key] === row.value}
+                  onClick={() => choose({ [key]: row.value })}
                 >
                   {label(key, row.value)}
                 </button>

@@ -1,7 +1,9 @@
 import { render, screen, within } from '@testing-library/react';
-import { describe, expect, it, vi } from 'vitest';
-import { ExperiencePanel } from './experience-panel';
-import type { Experience } from './usage-api';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as UseApi from '../../../auth/use-api';
+import ExperiencePanel from './experience-panel';
+import { panelProps } from '../test-panel-props';
+import type { Experience } from '../usage-api';
 
 const lcp = {
   count: 4,
@@ -24,11 +26,23 @@ const data: Experience = {
   ],
   estimates: [],
 };
-const ready = (d: Experience) => ({ status: 'ready' as const, data: d, reload: vi.fn() });
+const asked: string[] = [];
+let answer = data;
+vi.mock('../../../auth/use-api', async (importOriginal) => ({
+  ...(await importOriginal<typeof UseApi>()),
+  useApiQuery: (path: string) => {
+    asked.push(path);
+    return { status: 'ready', data: answer, reload: vi.fn() };
+  },
+}));
+beforeEach(() => {
+  answer = data;
+});
 
 describe('ExperiencePanel', () => {
   it('shows each vital’s p75 with its rating and shares, per page too, and the trend as tables', () => {
-    render(<ExperiencePanel query={ready(data)} />);
+    render(<ExperiencePanel {...panelProps()} />);
+    expect(asked.at(-1)).toBe('/api/usage/experience?range=24h');
     const overall = within(screen.getByTestId('vitals-table'));
     const lcpRow = overall.getByRole('row', { name: /Largest Contentful Paint/ });
     expect(lcpRow.textContent).toContain('3.50 s');
@@ -45,7 +59,7 @@ describe('ExperiencePanel', () => {
   });
 
   it('marks the p75 as an estimate, with its bound, when the answer says it is one', () => {
-    const { rerender } = render(<ExperiencePanel query={ready(data)} />);
+    const { rerender } = render(<ExperiencePanel {...panelProps()} />);
     expect(
       within(screen.getByTestId('vitals-table')).getByRole('columnheader', { name: 'p75' }),
     ).toBeTruthy();
@@ -59,7 +73,8 @@ describe('ExperiencePanel', () => {
         method: 'values counted in bins 5 % wide per vital, page and day',
       },
     ];
-    rerender(<ExperiencePanel query={ready({ ...data, range: '30d', estimates })} />);
+    answer = { ...data, range: '30d', estimates };
+    rerender(<ExperiencePanel {...panelProps({ period: { range: '30d' } })} />);
     expect(
       within(screen.getByTestId('vitals-table')).getByRole('columnheader', { name: '≈ p75' }),
     ).toBeTruthy();
@@ -72,7 +87,8 @@ describe('ExperiencePanel', () => {
   });
 
   it('says when nothing was recorded', () => {
-    render(<ExperiencePanel query={ready({ ...data, overall: {}, pages: [] })} />);
+    answer = { ...data, overall: {}, pages: [] };
+    render(<ExperiencePanel {...panelProps()} />);
     expect(screen.queryAllByText('Nothing recorded in this period.')).toHaveLength(1);
   });
 });

@@ -1,11 +1,12 @@
-import type { ApiQuery } from '../../auth/use-api';
-import { DownloadCsv } from './download-csv';
-import { EstimatesNote, estimatedHeading } from './estimates-note';
-import { formatCount, formatMs, formatRate } from './format';
-import { LineChart, type ChartMark } from './line-chart';
-import { LongText } from './long-text';
-import { Panel } from './panel';
-import type { Experience, Vital, VitalRating, VitalSummary } from './usage-api';
+import { useEndpoint } from '../../../auth/api-client';
+import { DownloadCsv } from '../download-csv';
+import { EstimatesNote, estimatedHeading } from '../estimates-note';
+import { formatCount, formatMs, formatRate } from '../format';
+import { LineChart } from '../line-chart';
+import { LongText } from '../long-text';
+import { Panel } from '../panel';
+import type { PanelPlacement, PanelProps } from '../panel-props';
+import type { Experience, Vital, VitalRating, VitalSummary } from '../usage-api';
 
 const VITAL_LABELS: Record<Vital, string> = {
   LCP: 'Largest Contentful Paint (LCP)',
@@ -42,22 +43,16 @@ function Shares({ summary }: { summary: VitalSummary }) {
 
 const isEmpty = (data: Experience) => data.pages.length === 0;
 
+export const panel = { section: 'experience', order: 10 } satisfies PanelPlacement;
+
 /**
  * How fast the app feels to its users: the web vitals the browser reports, rated by Google's thresholds
  * at the 75th percentile (how Google rates a page), overall, per landing page, and over time.
  */
-export function ExperiencePanel({
-  id,
-  query,
-  marks = [],
-}: {
-  id?: string | undefined;
-  query: ApiQuery<Experience> & { reload: () => void };
-  /** The period's annotations, drawn on its charts. */
-  marks?: readonly ChartMark[] | undefined;
-}) {
+export default function ExperiencePanel({ query, every, marks }: PanelProps) {
+  const answer = useEndpoint('/usage/experience', { query }, every);
   return (
-    <Panel id={id} title="Experience" query={query} isEmpty={isEmpty}>
+    <Panel title="Experience" query={answer} isEmpty={isEmpty}>
       {(data) => {
         const points = data.trend.map((b) => ({ start: b.start, ...b.p75 }));
         return (

@@ -1,33 +1,23 @@
 import { FUNNEL_STEP_NAME_MAX, FUNNEL_STEPS, type FunnelStep as Step } from '@gatehouse/api-contract';
 import { useState, type FormEvent } from 'react';
-import { useEndpoint } from '../../auth/api-client';
-import { DownloadCsv } from './download-csv';
-import { EstimatesNote, estimatedHeading } from './estimates-note';
-import { formatCount, formatMs, formatRate } from './format';
-import { LongText } from './long-text';
-import { Panel } from './panel';
-import type { PanelScope, Segment } from './usage-api';
+import { useEndpoint } from '../../../auth/api-client';
+import { DownloadCsv } from '../download-csv';
+import { EstimatesNote, estimatedHeading } from '../estimates-note';
+import { formatCount, formatMs, formatRate } from '../format';
+import { LongText } from '../long-text';
+import { Panel } from '../panel';
+import type { PanelPlacement, PanelProps } from '../panel-props';
 
 const MEDIAN_HEADING = 'Median time from previous';
 
-function FunnelResult({
-  period,
-  segment,
-  steps,
-  every,
-}: {
-  period: PanelScope['period'];
-  segment?: Segment | undefined;
-  steps: Step[];
-  every?: number | undefined;
-}) {
-  const query = useEndpoint(
+function FunnelResult({ query, steps, every }: Pick<PanelProps, 'query' | 'every'> & { steps: Step[] }) {
+  const answer = useEndpoint(
     '/usage/funnel',
-    { query: { ...period, ...segment, step: steps.map((s) => `${s.kind}:${s.name}`) } },
+    { query: { ...query, step: steps.map((s) => `${s.kind}:${s.name}`) } },
     every,
   );
   return (
-    <Panel title="Funnel" query={query} isEmpty={(data) => data.steps[0]?.users === 0}>
+    <Panel title="Funnel" query={answer} isEmpty={(data) => data.steps[0]?.users === 0}>
       {(data) => (
         <>
           <table data-testid="funnel-table">
@@ -79,11 +69,13 @@ function FunnelResult({
   );
 }
 
+export const panel = { section: 'behaviour', order: 30, half: true } satisfies PanelPlacement;
+
 /**
  * A funnel the admin defines: 2 to 5 steps (FUNNEL_STEPS) (pages by their page view's name, or custom events), and how
  * many users went through them in order within a session, with the drop-off and the time between steps.
  */
-export function FunnelPanel({ period, segment, every }: PanelScope) {
+export default function FunnelPanel({ query, every }: PanelProps) {
   const [draft, setDraft] = useState<Step[]>([
     { kind: 'page', name: '' },
     { kind: 'page', name: '' },
@@ -96,7 +88,8 @@ export function FunnelPanel({ period, segment, every }: PanelScope) {
     setAsked(draft.map((s) => ({ ...s, name: s.name.trim() })));
   };
   return (
-    <>
+    <section className="panel" aria-labelledby="funnels-heading">
+      <h3 id="funnels-heading">Funnels</h3>
       <form className="funnel-form" onSubmit={submit} aria-label="Funnel steps">
         {draft.map((step, i) => (
           <fieldset key={i} className="funnel-step">
@@ -140,7 +133,7 @@ export function FunnelPanel({ period, segment, every }: PanelScope) {
           </button>
         </p>
       </form>
-      {asked && <FunnelResult period={period} segment={segment} steps={asked} every={every} />}
-    </>
+      {asked && <FunnelResult query={query} steps={asked} every={every} />}
+    </section>
   );
 }

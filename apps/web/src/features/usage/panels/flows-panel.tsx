@@ -1,10 +1,11 @@
 import { useState, type FormEvent } from 'react';
-import { useEndpoint } from '../../auth/api-client';
-import { DownloadCsv } from './download-csv';
-import { formatCount } from './format';
-import { LongText } from './long-text';
-import { Panel } from './panel';
-import type { PanelScope, Segment, UserFlows } from './usage-api';
+import { useEndpoint } from '../../../auth/api-client';
+import { DownloadCsv } from '../download-csv';
+import { formatCount } from '../format';
+import { LongText } from '../long-text';
+import { Panel } from '../panel';
+import type { PanelPlacement, PanelProps } from '../panel-props';
+import type { UserFlows } from '../usage-api';
 
 type FlowPaths = UserFlows['next1'];
 
@@ -58,20 +59,10 @@ function PathsTable({
   );
 }
 
-function FlowsResult({
-  period,
-  segment,
-  page,
-  every,
-}: {
-  period: PanelScope['period'];
-  segment?: Segment | undefined;
-  page: string;
-  every?: number | undefined;
-}) {
-  const query = useEndpoint('/usage/flows', { query: { ...period, ...segment, page } }, every);
+function FlowsResult({ query, page, every }: Pick<PanelProps, 'query' | 'every'> & { page: string }) {
+  const answer = useEndpoint('/usage/flows', { query: { ...query, page } }, every);
   return (
-    <Panel title={`Around ${page}`} query={query} isEmpty={(data) => data.views === 0}>
+    <Panel title={`Around ${page}`} query={answer} isEmpty={(data) => data.views === 0}>
       {(data) => (
         <>
           <p data-testid="flows-summary">
@@ -104,8 +95,10 @@ function FlowsResult({
   );
 }
 
+export const panel = { section: 'behaviour', order: 40, half: true } satisfies PanelPlacement;
+
 /** User flows: from a page the admin names, the most common pages one and two steps before and after it. */
-export function FlowsPanel({ period, segment, every }: PanelScope) {
+export default function FlowsPanel({ query, every }: PanelProps) {
   const [draft, setDraft] = useState('');
   const [asked, setAsked] = useState<string | null>(null);
   const submit = (event: FormEvent) => {
@@ -113,7 +106,8 @@ export function FlowsPanel({ period, segment, every }: PanelScope) {
     setAsked(draft.trim() || null);
   };
   return (
-    <>
+    <section className="panel" aria-labelledby="flows-heading">
+      <h3 id="flows-heading">User flows</h3>
       <form className="actions wrap" onSubmit={submit} aria-label="User flows">
         <label>
           Page <input required maxLength={512} value={draft} onChange={(e) => setDraft(e.target.value)} />
@@ -122,7 +116,7 @@ export function FlowsPanel({ period, segment, every }: PanelScope) {
           Show the flows
         </button>
       </form>
-      {asked && <FlowsResult period={period} segment={segment} page={asked} every={every} />}
-    </>
+      {asked && <FlowsResult query={query} page={asked} every={every} />}
+    </section>
   );
 }

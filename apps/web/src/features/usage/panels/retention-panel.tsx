@@ -1,10 +1,11 @@
 import { useState } from 'react';
-import { useEndpoint } from '../../auth/api-client';
-import { DownloadCsv } from './download-csv';
-import { formatCount, formatRate } from './format';
-import { Panel } from './panel';
-import { SegmentedChoice } from './segmented-choice';
-import type { RetentionUnit, PanelScope } from './usage-api';
+import { useEndpoint } from '../../../auth/api-client';
+import { DownloadCsv } from '../download-csv';
+import { formatCount, formatRate } from '../format';
+import { Panel } from '../panel';
+import { SegmentedChoice } from '../segmented-choice';
+import type { PanelPlacement, PanelProps } from '../panel-props';
+import type { RetentionUnit } from '../usage-api';
 
 const UNIT_LABELS: Record<RetentionUnit, string> = { day: 'By day', week: 'By week' };
 const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
@@ -12,17 +13,20 @@ const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', time
 /** A share's shade: five steps, as classes (the CSP allows no inline style attributes). */
 const shade = (share: number) => `share-${Math.min(4, Math.floor(share * 5))}`;
 
+export const panel = { section: 'behaviour', order: 50 } satisfies PanelPlacement;
+
 /**
  * The retention triangle: one row per cohort (the users first seen in that day or week), one column per
  * period after it, each cell the share of the cohort seen again then. The table is the chart: its cells
  * are shaded by share, and it scrolls inside its own region when it is wider than the screen.
  */
-export function RetentionPanel({ period, segment, every }: PanelScope) {
+export default function RetentionPanel({ query, every }: PanelProps) {
   const [unit, setUnit] = useState<RetentionUnit>('day');
-  const query = useEndpoint('/usage/retention', { query: { ...period, ...segment, unit } }, every);
-  const periods = query.status === 'ready' ? Math.max(0, query.data.cohorts.length - 1) : 0;
+  const answer = useEndpoint('/usage/retention', { query: { ...query, unit } }, every);
+  const periods = answer.status === 'ready' ? Math.max(0, answer.data.cohorts.length - 1) : 0;
   return (
-    <>
+    <section className="panel" aria-labelledby="retention-heading">
+      <h3 id="retention-heading">Retention</h3>
       <SegmentedChoice
         legend="Cohort period"
         name="retention-unit"
@@ -32,7 +36,7 @@ export function RetentionPanel({ period, segment, every }: PanelScope) {
       />
       <Panel
         title="Cohorts"
-        query={query}
+        query={answer}
         isEmpty={(data) => data.cohorts.every((cohort) => cohort.users === 0)}
       >
         {(data) => (
@@ -92,6 +96,6 @@ export function RetentionPanel({ period, segment, every }: PanelScope) {
           </>
         )}
       </Panel>
-    </>
+    </section>
   );
 }

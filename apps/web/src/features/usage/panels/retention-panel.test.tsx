@@ -1,7 +1,8 @@
 import { fireEvent, render, screen, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
-import { RetentionPanel } from './retention-panel';
-import type { Retention } from './usage-api';
+import RetentionPanel from './retention-panel';
+import { panelProps } from '../test-panel-props';
+import type { Retention } from '../usage-api';
 
 const asked: string[] = [];
 const answer: Retention = {
@@ -15,7 +16,7 @@ const answer: Retention = {
     { start: '2026-11-23T00:00:00.000Z', users: 2, returning: [] },
   ],
 };
-vi.mock('../../auth/use-api', () => ({
+vi.mock('../../../auth/use-api', () => ({
   useApiQuery: (path: string) => {
     asked.push(path);
     return { status: 'ready', data: answer, reload: vi.fn() };
@@ -24,7 +25,7 @@ vi.mock('../../auth/use-api', () => ({
 
 describe('RetentionPanel', () => {
   it('shows each cohort’s size and the share seen again in each following period, shaded by share', () => {
-    render(<RetentionPanel period={{ range: '7d' }} />);
+    render(<RetentionPanel {...panelProps({ period: { range: '7d' } })} />);
     expect(asked.at(-1)).toBe('/api/usage/retention?range=7d&unit=day');
     const table = screen.getByTestId('retention-table');
     const [head, first, empty, last] = within(table).getAllByRole('row');
@@ -53,7 +54,7 @@ describe('RetentionPanel', () => {
   });
 
   it('asks for weekly cohorts when chosen', () => {
-    render(<RetentionPanel period={{ range: '30d' }} />);
+    render(<RetentionPanel {...panelProps({ period: { range: '30d' } })} />);
     fireEvent.click(screen.getByLabelText('By week'));
     expect(asked.at(-1)).toBe('/api/usage/retention?range=30d&unit=week');
   });
