@@ -504,7 +504,7 @@ describe('the usage API over Log Analytics', () => {
       if (query.includes('ingestion_time()')) {
         return Promise.resolve([{ latest: new Date('2026-11-25T11:59:00Z'), delayMs: 95_000 }]);
       }
-      return Promise.resolve([{ current: true, users: 3, pageViews: 40 }]);
+      return Promise.resolve([{ current: true, users: 3, page_views: 40 }]);
     };
     const workspace = createLogAnalyticsQueries(run);
     const links = {

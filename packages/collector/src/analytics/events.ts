@@ -19,6 +19,7 @@ import {
   sketchDays,
   sketchEdgeSql,
   sketchValues,
+  strOrNull,
   ts,
   type UsageOptions,
   type UsageReader,
@@ -87,14 +88,23 @@ export async function queryCustomEvents(
   const rows = days
     ? await reader.read(eventsSketchSql, sketchValues(p, days))
     : await reader.read(eventsSql(seg), values);
+  return shapeCustomEvents(p, rows, days ? EVENT_ESTIMATES : []);
+}
+
+/** The answer from rows named as the store names them (the workspace's KQL names its columns alike). */
+export function shapeCustomEvents(
+  p: ReturnType<typeof period>,
+  rows: readonly Record<string, unknown>[],
+  estimates: CustomEvents['estimates'],
+): CustomEvents {
   return {
     ...describePeriod(p),
     events: rows.map((r) => ({
-      name: String(r.name),
+      name: strOrNull(r.name) ?? '',
       count: num(r.n),
       users: num(r.users),
       sessions: num(r.sessions),
     })),
-    estimates: days ? EVENT_ESTIMATES : [],
+    estimates,
   };
 }

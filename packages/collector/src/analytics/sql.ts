@@ -79,11 +79,21 @@ export function segmentSql(segment: Segment | undefined, values: DuckDBValue[], 
 
 export const ts = (ms: number) => new DuckDBTimestampValue(BigInt(Math.round(ms)) * 1000n);
 export const iso = (ms: number) => new Date(ms).toISOString();
+/*
+ * Reading a row's values, the same for both back-ends (DuckDB's rows, and Log Analytics' JSON, which gives
+ * an empty string where the store has NULL and may give a long as a string): one answer per question.
+ */
 export const num = (v: unknown): number =>
-  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : 0;
+  typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : typeof v === 'string' ? Number(v) || 0 : 0;
 export const numOrNull = (v: unknown): number | null =>
-  v === null || v === undefined ? null : typeof v === 'bigint' ? Number(v) : (v as number);
-export const strOrNull = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+  v === null || v === undefined || v === '' ? null : num(v);
+export const strOrNull = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+/** A time as epoch ms: the store's (epoch ms) or Log Analytics' (a datetime, parsed to a Date or a string). */
+export const timeMs = (v: unknown): number =>
+  v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : num(v);
+/** A figure's change against the previous period's: null when there was nothing before. */
+export const change = (value: number, previous: number): number | null =>
+  previous === 0 ? null : (value - previous) / previous;
 
 /** A custom period's bucket width, from its length: about 12 to 90 buckets a chart. */
 export function customBucketMs(lengthMs: number): number {

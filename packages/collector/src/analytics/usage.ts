@@ -38,6 +38,7 @@ import {
 } from '../store/daily-sketch.js';
 import {
   bucketedPeriod,
+  change,
   describePeriod,
   HOUR,
   iso,
@@ -51,6 +52,7 @@ import {
   sketchEdgeSql,
   sketchValues,
   strOrNull,
+  timeMs,
   ts,
   type Period,
   type UsageOptions,
@@ -113,9 +115,6 @@ export interface UsageQueries {
   /** The distinct authenticated user ids of the period (at most SIGNED_IN_IDS_LIMIT), to be verified. */
   signedInUserIds(options?: UsageOptions): Promise<string[]>;
 }
-
-const change = (value: number, previous: number): number | null =>
-  previous === 0 ? null : (value - previous) / previous;
 
 /**
  * The items of [from, to) as rollup rows (store/rollup.ts): the whole hours from the hourly rollup, the
@@ -311,12 +310,12 @@ const exceptionsSql = (seg: string) => `SELECT name AS type, message, top_frame,
   arg_max(problem_id, time) AS problem_id,
   count(*)::DOUBLE AS n,
   count(DISTINCT user_id)::DOUBLE AS users,
-  epoch_ms(min(time))::DOUBLE AS first_ms,
-  epoch_ms(max(time))::DOUBLE AS last_ms,
+  epoch_ms(min(time))::DOUBLE AS first_seen,
+  epoch_ms(max(time))::DOUBLE AS last_seen,
   arg_max_null(stack, time) AS stack
 FROM items WHERE type = 'exception' AND time >= $1 AND time < $2${seg}
 GROUP BY name, message, top_frame
-ORDER BY n DESC, last_ms DESC LIMIT ${LIST_LIMIT}`;
+ORDER BY n DESC, last_seen DESC LIMIT ${LIST_LIMIT}`;
 
 const dependenciesSql = (seg: string) => `SELECT target, name,
   count(*)::DOUBLE AS n,
@@ -341,12 +340,12 @@ WHERE first_at >= (SELECT min(first_at) FROM (SELECT first_at FROM firsts ORDER 
 const sessionsSql = (seg: string) => `SELECT session_id,
   max(auth_user_id) AS auth_user,
   max(user_id) AS anon_user,
-  epoch_ms(min(time))::DOUBLE AS start_ms,
-  epoch_ms(max(time))::DOUBLE AS end_ms,
+  epoch_ms(min(time))::DOUBLE AS start,
+  epoch_ms(max(time))::DOUBLE AS end,
   count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pages,
   count(*) FILTER (WHERE type = 'exception' OR (${FAILED_CALL}))::DOUBLE AS errors
 FROM items WHERE session_id IN (SELECT unnest($4::VARCHAR[])) AND time >= $1 AND time < $2${seg}
-GROUP BY session_id ORDER BY start_ms DESC, session_id LIMIT $3::INTEGER`;
+GROUP BY session_id ORDER BY start DESC, session_id LIMIT $3::INTEGER`;
 
 const timelineSql = `SELECT epoch_ms(time)::DOUBLE AS t, type, name, url, operation_id, duration_ms, success,
   result_code, target, message, auth_user_id, user_id
@@ -400,26 +399,7 @@ export function createUsageQueries(
       const bind = (value: DuckDBValue) => `$${values.push(value)}`;
       const sql = `SELECT true AS current, * FROM (${periodTotals(rollupRows(p.from, p.to, seg, bind))})
 UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - length, p.from, seg, bind))})`;
-      const rows = await reader.read(sql, values);
-      const current = rows.find((r) => r.current === true) ?? {};
-      const before = rows.find((r) => r.current === false) ?? {};
-      const tile = (key: string): Tile => {
-        const value = num(current[key]);
-        const previous = num(before[key]);
-        return { value, previous, change: change(value, previous) };
-      };
-      return {
-        ...describePeriod(p),
-        previousFrom: iso(p.from - length),
-        tiles: {
-          users: tile('users'),
-          signedInUsers: tile('signed_in'),
-          sessions: tile('sessions'),
-          pageViews: tile('page_views'),
-          exceptions: tile('exceptions'),
-          failedCalls: tile('failed_calls'),
-        },
-      };
+      return shapeOverview(p, await reader.read(sql, values));
     },
 
     async timeseries(options) {
@@ -429,21 +409,10 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       // (A custom period's are when it starts and ends on the hour.)
       const query =
         bucketMs % HOUR === 0 && from % HOUR === 0 && to % HOUR === 0 ? timeseriesRollupSql : timeseriesSql;
-      const rows = await reader.read(query(segmentSql(options, values)), values);
-      const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
-      const buckets: TimeseriesBucket[] = [];
-      for (let i = 0; i < lengthMs / bucketMs; i++) {
-        const r = byBucket.get(i) ?? {};
-        buckets.push({
-          start: iso(from + i * bucketMs),
-          users: num(r.users),
-          sessions: num(r.sessions),
-          pageViews: num(r.page_views),
-          exceptions: num(r.exceptions),
-          failedCalls: num(r.failed_calls),
-        });
-      }
-      return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+      return shapeTimeseries(
+        { range, lengthMs, bucketMs, from, to },
+        await reader.read(query(segmentSql(options, values)), values),
+      );
     },
 
     async pages(options) {
@@ -456,37 +425,13 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       const { rows, estimates } = days
         ? { rows: await reader.read(pagesSketchSql, sketchValues(p, days)), estimates: PAGE_ESTIMATES }
         : await pagesFromItems(reader, p, values, seg, pagesSampling);
-      return {
-        ...describePeriod(p),
-        pages: rows.map((r) => ({
-          name: String(r.name),
-          views: num(r.views),
-          users: num(r.users),
-          avgDurationMs: numOrNull(r.avg_ms),
-          p95DurationMs: numOrNull(r.p95_ms),
-        })),
-        estimates,
-      };
+      return shapePages(p, rows, estimates);
     },
 
     async exceptions(options) {
       const p = period(options);
       const values: DuckDBValue[] = [ts(p.from), ts(p.to)];
-      const groups = await reader.read(exceptionsSql(segmentSql(options, values)), values);
-      return {
-        ...describePeriod(p),
-        exceptions: groups.map((r) => ({
-          type: strOrNull(r.type),
-          message: strOrNull(r.message),
-          topFrame: strOrNull(r.top_frame),
-          problemId: strOrNull(r.problem_id),
-          count: num(r.n),
-          usersAffected: num(r.users),
-          firstSeen: iso(num(r.first_ms)),
-          lastSeen: iso(num(r.last_ms)),
-          sampleStack: strOrNull(r.stack),
-        })),
-      };
+      return shapeExceptions(p, await reader.read(exceptionsSql(segmentSql(options, values)), values));
     },
 
     async dependencies(options) {
@@ -498,19 +443,9 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       const rows = days
         ? await reader.read(dependenciesSketchSql, sketchValues(p, days))
         : await reader.read(dependenciesSql(seg), values);
-      return {
-        ...describePeriod(p),
-        dependencies: rows.map((r) => ({
-          target: strOrNull(r.target),
-          name: strOrNull(r.name),
-          count: num(r.n),
-          failures: num(r.failures),
-          failureRate: num(r.n) === 0 ? 0 : num(r.failures) / num(r.n),
-          p50DurationMs: numOrNull(quantiles(r)[0]),
-          p95DurationMs: numOrNull(quantiles(r)[1]),
-        })),
-        estimates: days ? CALL_ESTIMATES : [],
-      };
+      // The store's two quantiles come in one list (one sort for both).
+      const named = rows.map((r) => ({ ...r, p50_ms: quantiles(r)[0], p95_ms: quantiles(r)[1] }));
+      return shapeDependencies(p, named, days ? CALL_ESTIMATES : []);
     },
 
     async sessions(options) {
@@ -533,21 +468,7 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
       const ids = listValue(candidates.map((r) => String(r.session_id)));
       const values: DuckDBValue[] = [ts(Math.max(p.from, since)), ts(p.to), limit, ids];
       const rows = await reader.read(sessionsSql(segmentSql(options, values)), values);
-      return {
-        ...describePeriod(p),
-        sessions: rows.map((r) => {
-          const auth = strOrNull(r.auth_user);
-          return {
-            sessionId: String(r.session_id),
-            user: auth ?? strOrNull(r.anon_user),
-            authenticated: auth !== null,
-            start: iso(num(r.start_ms)),
-            lengthMs: num(r.end_ms) - num(r.start_ms),
-            pages: num(r.pages),
-            errors: num(r.errors),
-          };
-        }),
-      };
+      return shapeSessions(p, rows);
     },
 
     userItems(userId) {
@@ -576,6 +497,123 @@ UNION ALL SELECT false AS current, * FROM (${periodTotals(rollupRows(p.from - le
   };
 }
 
+/*
+ * The answers, each shaped once from rows whose columns both back-ends name alike (the store's SQL and
+ * the workspace's KQL, kql.ts): a figure cannot mean one thing over DuckDB and another over Log Analytics.
+ */
+type Row = Record<string, unknown>;
+type PeriodMs = ReturnType<typeof period>;
+
+/** The overview's tiles from the totals of the period (`current`) and of the one before it. */
+export function shapeOverview(p: PeriodMs, rows: readonly Row[]): Overview {
+  const current = rows.find((r) => r.current === true) ?? {};
+  const before = rows.find((r) => r.current === false) ?? {};
+  const tile = (key: string): Tile => {
+    const value = num(current[key]);
+    const previous = num(before[key]);
+    return { value, previous, change: change(value, previous) };
+  };
+  return {
+    ...describePeriod(p),
+    previousFrom: iso(p.from - (p.to - p.from)),
+    tiles: {
+      users: tile('users'),
+      signedInUsers: tile('signed_in'),
+      sessions: tile('sessions'),
+      pageViews: tile('page_views'),
+      exceptions: tile('exceptions'),
+      failedCalls: tile('failed_calls'),
+    },
+  };
+}
+
+/** Every bucket of the chart, those without rows at zero; `bucket` is the bucket's index. */
+export function shapeTimeseries(b: ReturnType<typeof bucketedPeriod>, rows: readonly Row[]): Timeseries {
+  const byBucket = new Map(rows.map((r) => [num(r.bucket), r]));
+  const buckets: TimeseriesBucket[] = [];
+  for (let i = 0; i < b.lengthMs / b.bucketMs; i++) {
+    const r = byBucket.get(i) ?? {};
+    buckets.push({
+      start: iso(b.from + i * b.bucketMs),
+      users: num(r.users),
+      sessions: num(r.sessions),
+      pageViews: num(r.page_views),
+      exceptions: num(r.exceptions),
+      failedCalls: num(r.failed_calls),
+    });
+  }
+  return { range: b.range, from: iso(b.from), to: iso(b.to), bucketMs: b.bucketMs, buckets };
+}
+
+export function shapePages(p: PeriodMs, rows: readonly Row[], estimates: Pages['estimates']): Pages {
+  return {
+    ...describePeriod(p),
+    pages: rows.map((r) => ({
+      name: strOrNull(r.name) ?? '',
+      views: num(r.views),
+      users: num(r.users),
+      avgDurationMs: numOrNull(r.avg_ms),
+      p95DurationMs: numOrNull(r.p95_ms),
+    })),
+    estimates,
+  };
+}
+
+export function shapeExceptions(p: PeriodMs, rows: readonly Row[]): Exceptions {
+  return {
+    ...describePeriod(p),
+    exceptions: rows.map((r) => ({
+      type: strOrNull(r.type),
+      message: strOrNull(r.message),
+      topFrame: strOrNull(r.top_frame),
+      problemId: strOrNull(r.problem_id),
+      count: num(r.n),
+      usersAffected: num(r.users),
+      firstSeen: iso(timeMs(r.first_seen)),
+      lastSeen: iso(timeMs(r.last_seen)),
+      sampleStack: strOrNull(r.stack),
+    })),
+  };
+}
+
+export function shapeDependencies(
+  p: PeriodMs,
+  rows: readonly Row[],
+  estimates: Dependencies['estimates'],
+): Dependencies {
+  return {
+    ...describePeriod(p),
+    dependencies: rows.map((r) => ({
+      target: strOrNull(r.target),
+      name: strOrNull(r.name),
+      count: num(r.n),
+      failures: num(r.failures),
+      failureRate: num(r.n) === 0 ? 0 : num(r.failures) / num(r.n),
+      p50DurationMs: numOrNull(r.p50_ms),
+      p95DurationMs: numOrNull(r.p95_ms),
+    })),
+    estimates,
+  };
+}
+
+export function shapeSessions(p: PeriodMs, rows: readonly Row[]): Period & { sessions: SessionRow[] } {
+  return {
+    ...describePeriod(p),
+    sessions: rows.map((r) => {
+      const auth = strOrNull(r.auth_user);
+      return {
+        sessionId: String(r.session_id),
+        user: auth ?? strOrNull(r.anon_user),
+        authenticated: auth !== null,
+        start: iso(timeMs(r.start)),
+        lengthMs: timeMs(r.end) - timeMs(r.start),
+        pages: num(r.pages),
+        errors: num(r.errors),
+      };
+    }),
+  };
+}
+
 /**
  * The contract's session timeline from its items in time order, as columns named like the store's
  * (a Log Analytics answer is renamed to them first); the user is the first id the items carry.
@@ -590,7 +628,7 @@ export function shapeTimeline(sessionId: string, rows: readonly Record<string, u
     authenticated: auth !== null,
     truncated: rows.length > TIMELINE_LIMIT,
     items: listed.map((r) => ({
-      time: iso(num(r.t)),
+      time: iso(timeMs(r.t)),
       type: String(r.type),
       name: strOrNull(r.name),
       url: strOrNull(r.url),

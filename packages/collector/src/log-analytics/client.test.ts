@@ -67,11 +67,11 @@ const overviewTable = {
   columns: [
     { name: 'current', type: 'bool' },
     { name: 'users', type: 'long' },
-    { name: 'signedIn', type: 'long' },
+    { name: 'signed_in', type: 'long' },
     { name: 'sessions', type: 'long' },
-    { name: 'pageViews', type: 'long' },
+    { name: 'page_views', type: 'long' },
     { name: 'exceptions', type: 'long' },
-    { name: 'failedCalls', type: 'long' },
+    { name: 'failed_calls', type: 'long' },
   ],
   rows: [
     [true, 12, 3, 20, 150, 4, 2],

@@ -108,11 +108,11 @@ export function overviewKql(before: number, from: number, to: number, segment?: 
 | where ${between(before, to)}${segmentKql(segment)}
 | extend current = TimeGenerated >= ${datetime(from)}
 | summarize users = dcountif(UserId, isnotempty(UserId)),
-    signedIn = dcountif(UserAuthenticatedId, isnotempty(UserAuthenticatedId)),
+    signed_in = dcountif(UserAuthenticatedId, isnotempty(UserAuthenticatedId)),
     sessions = dcountif(SessionId, isnotempty(SessionId)),
-    pageViews = sumif(ItemCount, Type == "AppPageViews"),
+    page_views = sumif(ItemCount, Type == "AppPageViews"),
     exceptions = sumif(ItemCount, Type == "AppExceptions"),
-    failedCalls = sumif(ItemCount, ${FAILED_CALL})
+    failed_calls = sumif(ItemCount, ${FAILED_CALL})
     by current`;
 }
 
@@ -121,50 +121,51 @@ export function timeseriesKql(from: number, to: number, bucketMs: number, segmen
 | where ${between(from, to)}${segmentKql(segment)}
 | summarize users = dcountif(UserId, isnotempty(UserId)),
     sessions = dcountif(SessionId, isnotempty(SessionId)),
-    pageViews = sumif(ItemCount, Type == "AppPageViews"),
+    page_views = sumif(ItemCount, Type == "AppPageViews"),
     exceptions = sumif(ItemCount, Type == "AppExceptions"),
-    failedCalls = sumif(ItemCount, ${FAILED_CALL})
+    failed_calls = sumif(ItemCount, ${FAILED_CALL})
     by bucket = bin_at(TimeGenerated, ${bucketMs}ms, ${datetime(from)})`;
 }
 
+/** (`views` is a word of Kusto's: bracketed, it names the column as the store's SQL does.) */
 export function pagesKql(from: number, to: number, segment?: Segment): string {
   return `AppPageViews
 | where ${between(from, to)}${segmentKql(segment)}
-| summarize pageViews = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
-    avgMs = avg(DurationMs), p95Ms = percentile(DurationMs, 95) by Name
-| order by pageViews desc, Name asc
+| summarize ['views'] = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    avg_ms = avg(DurationMs), p95_ms = percentile(DurationMs, 95) by name = Name
+| order by ['views'] desc, name asc
 | take ${LIST_LIMIT}`;
 }
 
 export function exceptionsKql(from: number, to: number, segment?: Segment): string {
   return `AppExceptions
 | where ${between(from, to)}${segmentKql(segment)}
-| extend message = coalesce(OuterMessage, Message), topFrame = tostring(Details[0].parsedStack[0].method),
-    stack = tostring(Details[0].rawStack)
-| summarize total = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
-    firstSeen = min(TimeGenerated), lastSeen = max(TimeGenerated),
-    arg_max(TimeGenerated, ProblemId, stack) by ExceptionType, message, topFrame
-| order by total desc, lastSeen desc
+| extend message = coalesce(OuterMessage, Message), top_frame = tostring(Details[0].parsedStack[0].method),
+    stack = tostring(Details[0].rawStack), problem_id = ProblemId
+| summarize n = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    first_seen = min(TimeGenerated), last_seen = max(TimeGenerated),
+    arg_max(TimeGenerated, problem_id, stack) by type = ExceptionType, message, top_frame
+| order by n desc, last_seen desc
 | take ${LIST_LIMIT}`;
 }
 
 export function dependenciesKql(from: number, to: number, segment?: Segment): string {
   return `AppDependencies
 | where ${between(from, to)}${segmentKql(segment)}
-| summarize total = sum(ItemCount), failures = sumif(ItemCount, Success == false),
-    percentiles(DurationMs, 50, 95) by Target, Name
-| order by total desc, Target asc, Name asc
+| summarize n = sum(ItemCount), failures = sumif(ItemCount, Success == false),
+    p50_ms = percentile(DurationMs, 50), p95_ms = percentile(DurationMs, 95) by target = Target, name = Name
+| order by n desc, target asc, name asc
 | take ${LIST_LIMIT}`;
 }
 
 export function sessionsKql(from: number, to: number, limit: number, segment?: Segment): string {
   return `${allTables}
 | where ${between(from, to)} and isnotempty(SessionId)${segmentKql(segment)}
-| summarize authUser = max(UserAuthenticatedId), anonUser = max(UserId),
+| summarize auth_user = max(UserAuthenticatedId), anon_user = max(UserId),
     start = min(TimeGenerated), end = max(TimeGenerated),
     pages = sumif(ItemCount, Type == "AppPageViews"),
-    errors = sumif(ItemCount, Type == "AppExceptions" or (${FAILED_CALL})) by SessionId
-| order by start desc, SessionId asc
+    errors = sumif(ItemCount, Type == "AppExceptions" or (${FAILED_CALL})) by session_id = SessionId
+| order by start desc, session_id asc
 | take ${limit}`;
 }
 
@@ -179,21 +180,22 @@ export function signedInIdsKql(from: number, to: number, segment?: Segment): str
 export function timelineKql(sessionId: string): string {
   return `${allTables}
 | where SessionId == ${str(sessionId)}
-| extend itemType = case(Type == "AppPageViews", "pageview", Type == "AppExceptions", "exception",
+| extend type = case(Type == "AppPageViews", "pageview", Type == "AppExceptions", "exception",
     Type == "AppDependencies", "dependency", Type == "AppEvents", "event", Type == "AppMetrics", "metric",
     "pageviewperformance")
-| project TimeGenerated, itemType, Name, Url, OperationId, DurationMs, Success, ResultCode, Target,
-    message = coalesce(OuterMessage, Message), UserAuthenticatedId, UserId
 | order by TimeGenerated asc
+| project t = TimeGenerated, type, name = Name, url = Url, operation_id = OperationId, duration_ms = DurationMs,
+    success = Success, result_code = ResultCode, target = Target, message = coalesce(OuterMessage, Message),
+    auth_user_id = UserAuthenticatedId, user_id = UserId
 | take ${TIMELINE_LIMIT + 1}`;
 }
 
 export function eventsKql(from: number, to: number, segment?: Segment): string {
   return `AppEvents
 | where ${between(from, to)}${segmentKql(segment)}
-| summarize total = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
-    sessions = dcountif(SessionId, isnotempty(SessionId)) by Name
-| order by total desc, Name asc
+| summarize n = sum(ItemCount), users = dcountif(UserId, isnotempty(UserId)),
+    sessions = dcountif(SessionId, isnotempty(SessionId)) by name = Name
+| order by n desc, name asc
 | take ${LIST_LIMIT}`;
 }
 

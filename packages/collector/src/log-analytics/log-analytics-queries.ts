@@ -8,13 +8,33 @@ import {
   type Breakdowns,
   type Exceptions,
   type Timeseries,
-  type TimeseriesBucket,
   type WebVitalName,
 } from '@gatehouse/api-contract';
 import { shapeBreakdowns } from '../analytics/breakdowns.js';
 import { shapeExperience } from '../analytics/experience.js';
-import { bucketedPeriod, describePeriod, iso, period, type UsageOptions } from '../analytics/sql.js';
-import { sessionsLimit, shapeTimeline, type UsageQueries } from '../analytics/usage.js';
+import {
+  bucketedPeriod,
+  describePeriod,
+  iso,
+  num,
+  numOrNull,
+  period,
+  strOrNull,
+  timeMs,
+  type UsageOptions,
+} from '../analytics/sql.js';
+import {
+  sessionsLimit,
+  shapeDependencies,
+  shapeExceptions,
+  shapeOverview,
+  shapePages,
+  shapeSessions,
+  shapeTimeline,
+  shapeTimeseries,
+  type UsageQueries,
+} from '../analytics/usage.js';
+import { shapeCustomEvents } from '../analytics/events.js';
 import {
   breakdownsKql,
   dependenciesKql,
@@ -49,11 +69,7 @@ export const portal = (links: PortalLinks, blade: string) =>
     ? `https://portal.azure.com/#@/resource${links.resourceId}/${blade}`
     : 'https://portal.azure.com/#browse/microsoft.insights%2Fcomponents';
 
-const num = (v: unknown) => (typeof v === 'number' ? v : typeof v === 'string' ? Number(v) || 0 : 0);
-const numOrNull = (v: unknown) => (v === null || v === undefined || v === '' ? null : num(v));
-const strOrNull = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
-const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v)));
-const change = (value: number, previous: number) => (previous === 0 ? null : (value - previous) / previous);
+const ms = timeMs;
 
 /** The longest a session timeline or an id look-up goes back: the workspace's default retention. */
 const LOOKBACK_MS = 90 * 86_400_000;
@@ -117,47 +133,16 @@ export function createLogAnalyticsQueries(run: RunQuery): LogAnalyticsQueries {
     async overview(options = {}) {
       const p = period(options);
       const length = p.to - p.from;
-      const rows = await run(overviewKql(p.from - length, p.from, p.to, options), p.from - length, p.to);
-      const current = rows.find((r) => r.current === true) ?? {};
-      const before = rows.find((r) => r.current === false) ?? {};
-      const tile = (key: string) => {
-        const value = num(current[key]);
-        const previous = num(before[key]);
-        return { value, previous, change: change(value, previous) };
-      };
-      return {
-        ...describePeriod(p),
-        previousFrom: iso(p.from - length),
-        tiles: {
-          users: tile('users'),
-          signedInUsers: tile('signedIn'),
-          sessions: tile('sessions'),
-          pageViews: tile('pageViews'),
-          exceptions: tile('exceptions'),
-          failedCalls: tile('failedCalls'),
-        },
-      };
+      return shapeOverview(
+        p,
+        await run(overviewKql(p.from - length, p.from, p.to, options), p.from - length, p.to),
+      );
     },
 
     async sessions(options = {}) {
       const p = period(options);
       const limit = sessionsLimit(options);
-      const rows = await run(sessionsKql(p.from, p.to, limit, options), p.from, p.to);
-      return {
-        ...describePeriod(p),
-        sessions: rows.map((r) => {
-          const auth = strOrNull(r.authUser);
-          return {
-            sessionId: String(r.SessionId),
-            user: auth ?? strOrNull(r.anonUser),
-            authenticated: auth !== null,
-            start: iso(ms(r.start)),
-            lengthMs: ms(r.end) - ms(r.start),
-            pages: num(r.pages),
-            errors: num(r.errors),
-          };
-        }),
-      };
+      return shapeSessions(p, await run(sessionsKql(p.from, p.to, limit, options), p.from, p.to));
     },
 
     async sessionTimeline(sessionId) {
@@ -165,24 +150,7 @@ export function createLogAnalyticsQueries(run: RunQuery): LogAnalyticsQueries {
       const now = Date.now();
       const rows = await run(timelineKql(sessionId), now - LOOKBACK_MS, now);
       if (rows.length === 0) return null;
-      return shapeTimeline(
-        sessionId,
-        rows.map((r) => ({
-          t: ms(r.TimeGenerated),
-          type: r.itemType,
-          // Log Analytics gives an empty string where the store has NULL.
-          name: strOrNull(r.Name),
-          url: strOrNull(r.Url),
-          operation_id: strOrNull(r.OperationId),
-          duration_ms: r.DurationMs,
-          success: r.Success,
-          result_code: strOrNull(r.ResultCode),
-          target: strOrNull(r.Target),
-          message: strOrNull(r.message),
-          auth_user_id: strOrNull(r.UserAuthenticatedId),
-          user_id: strOrNull(r.UserId),
-        })),
-      );
+      return shapeTimeline(sessionId, rows);
     },
 
     userItems(userId) {
@@ -228,39 +196,19 @@ export async function timeseriesOnLogAnalytics(
   run: RunQuery,
   options: UsageOptions = {},
 ): Promise<Timeseries> {
-  const { range, lengthMs, bucketMs, from, to } = bucketedPeriod(options);
-  const rows = await run(timeseriesKql(from, to, bucketMs, options), from, to);
-  const byBucket = new Map(rows.map((r) => [Math.round((ms(r.bucket) - from) / bucketMs), r]));
-  const buckets: TimeseriesBucket[] = [];
-  for (let i = 0; i < lengthMs / bucketMs; i++) {
-    const r = byBucket.get(i) ?? {};
-    buckets.push({
-      start: iso(from + i * bucketMs),
-      users: num(r.users),
-      sessions: num(r.sessions),
-      pageViews: num(r.pageViews),
-      exceptions: num(r.exceptions),
-      failedCalls: num(r.failedCalls),
-    });
-  }
-  return { range, from: iso(from), to: iso(to), bucketMs, buckets };
+  const b = bucketedPeriod(options);
+  const rows = await run(timeseriesKql(b.from, b.to, b.bucketMs, options), b.from, b.to);
+  // Kusto names a bucket by its start; the shaper by its index.
+  return shapeTimeseries(
+    b,
+    rows.map((r) => ({ ...r, bucket: Math.round((ms(r.bucket) - b.from) / b.bucketMs) })),
+  );
 }
 
 /** The pages panel's answer over the workspace. */
 export async function pagesOnLogAnalytics(run: RunQuery, options: UsageOptions = {}): Promise<Pages> {
   const p = period(options);
-  const rows = await run(pagesKql(p.from, p.to, options), p.from, p.to);
-  return {
-    ...describePeriod(p),
-    pages: rows.map((r) => ({
-      name: strOrNull(r.Name) ?? '',
-      views: num(r.pageViews),
-      users: num(r.users),
-      avgDurationMs: numOrNull(r.avgMs),
-      p95DurationMs: numOrNull(r.p95Ms),
-    })),
-    estimates: KUSTO_PAGE_ESTIMATES,
-  };
+  return shapePages(p, await run(pagesKql(p.from, p.to, options), p.from, p.to), KUSTO_PAGE_ESTIMATES);
 }
 
 /** The exceptions panel's answer over the workspace. */
@@ -269,21 +217,7 @@ export async function exceptionsOnLogAnalytics(
   options: UsageOptions = {},
 ): Promise<Exceptions> {
   const p = period(options);
-  const rows = await run(exceptionsKql(p.from, p.to, options), p.from, p.to);
-  return {
-    ...describePeriod(p),
-    exceptions: rows.map((r) => ({
-      type: strOrNull(r.ExceptionType),
-      message: strOrNull(r.message),
-      topFrame: strOrNull(r.topFrame),
-      problemId: strOrNull(r.ProblemId),
-      count: num(r.total),
-      usersAffected: num(r.users),
-      firstSeen: iso(ms(r.firstSeen)),
-      lastSeen: iso(ms(r.lastSeen)),
-      sampleStack: strOrNull(r.stack),
-    })),
-  };
+  return shapeExceptions(p, await run(exceptionsKql(p.from, p.to, options), p.from, p.to));
 }
 
 /** The dependencies panel's answer over the workspace. */
@@ -292,20 +226,11 @@ export async function dependenciesOnLogAnalytics(
   options: UsageOptions = {},
 ): Promise<Dependencies> {
   const p = period(options);
-  const rows = await run(dependenciesKql(p.from, p.to, options), p.from, p.to);
-  return {
-    ...describePeriod(p),
-    dependencies: rows.map((r) => ({
-      target: strOrNull(r.Target),
-      name: strOrNull(r.Name),
-      count: num(r.total),
-      failures: num(r.failures),
-      failureRate: num(r.total) === 0 ? 0 : num(r.failures) / num(r.total),
-      p50DurationMs: numOrNull(r.percentile_DurationMs_50),
-      p95DurationMs: numOrNull(r.percentile_DurationMs_95),
-    })),
-    estimates: KUSTO_CALL_ESTIMATES,
-  };
+  return shapeDependencies(
+    p,
+    await run(dependenciesKql(p.from, p.to, options), p.from, p.to),
+    KUSTO_CALL_ESTIMATES,
+  );
 }
 
 /** The experience panel's answer over the workspace. */
@@ -343,17 +268,11 @@ export async function customEventsOnLogAnalytics(
   options: UsageOptions = {},
 ): Promise<CustomEvents> {
   const p = period(options);
-  const rows = await run(eventsKql(p.from, p.to, options), p.from, p.to);
-  return {
-    ...describePeriod(p),
-    events: rows.map((r) => ({
-      name: strOrNull(r.Name) ?? '',
-      count: num(r.total),
-      users: num(r.users),
-      sessions: num(r.sessions),
-    })),
-    estimates: KUSTO_EVENT_ESTIMATES,
-  };
+  return shapeCustomEvents(
+    p,
+    await run(eventsKql(p.from, p.to, options), p.from, p.to),
+    KUSTO_EVENT_ESTIMATES,
+  );
 }
 
 /** The breakdowns panel's answer over the workspace. */
