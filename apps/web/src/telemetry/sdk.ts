@@ -6,7 +6,7 @@ import { sdkConfiguration } from './telemetry-settings';
 export interface TelemetrySdk {
   trackPageView(name: string, uri: string, durationMs: number | undefined): void;
   trackException(error: Error, properties: Record<string, string>): void;
-  trackEvent(name: string, properties: Record<string, string>): void;
+  trackEvent(name: string, properties: Record<string, string>, measurements: Record<string, number>): void;
   trackMetric(name: string, value: number, properties: Record<string, string>): void;
   trackTrace(message: string, properties: Record<string, string>): void;
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
@@ -36,7 +36,8 @@ export function startSdk(connectionString: string, appOrigin: string): Telemetry
         durationMs === undefined ? { name, uri } : { name, uri, properties: { duration: durationMs } },
       ),
     trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
-    trackEvent: (name, properties) => appInsights.trackEvent({ name, properties }),
+    trackEvent: (name, properties, measurements) =>
+      appInsights.trackEvent({ name, properties, measurements }),
     trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
     setAuthenticatedUser: (id, userRoles) => {

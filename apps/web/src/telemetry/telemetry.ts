@@ -113,9 +113,17 @@ export class TelemetryClient {
     this.run((sdk) => sdk.trackException(asError, properties));
   }
 
-  /** A product event, such as "Report exported"; properties must not hold personal data. */
-  trackEvent(name: string, properties: Record<string, string> = {}): void {
-    this.run((sdk) => sdk.trackEvent(name, properties));
+  /**
+   * A product event, such as "Report exported"; properties must not hold personal data. True when the
+   * SDK took it at once (its session-storage buffer then keeps it if the page leaves), false when it
+   * waits in the queue or is dropped.
+   */
+  trackEvent(
+    name: string,
+    properties: Record<string, string> = {},
+    measurements: Record<string, number> = {},
+  ): boolean {
+    return this.run((sdk) => sdk.trackEvent(name, properties, measurements));
   }
 
   trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
@@ -179,11 +187,16 @@ export class TelemetryClient {
 
   // --- internals ---
 
-  private run(command: Command): void {
-    if (this.sdk && !this.awaitingUser) command(this.sdk);
-    else if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
+  /** True when the command ran at once. */
+  private run(command: Command): boolean {
+    if (this.sdk && !this.awaitingUser) {
+      command(this.sdk);
+      return true;
+    }
+    if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
       this.queue.push(command);
     }
+    return false;
   }
 
   private setConsent(consent: ConsentState): void {
