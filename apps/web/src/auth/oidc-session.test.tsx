@@ -47,6 +47,7 @@ function newSession(
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
     reportSignIn: vi.fn<ReportSignInEvent>(() => true),
+    leavingFor: vi.fn<(url: string) => void>(),
   };
   return Object.assign(new OidcSession({ ...config, tokenStore, rolesClaim }, environment), { environment });
 }
@@ -443,6 +444,10 @@ describe('the sign-in telemetry', () => {
     const before = newSession();
     await before.signIn('/profile', 'guarded-page');
     expect(reported(before)).toEqual(['gatehouse.sign-in started guarded-page']);
+    // Telemetry learns where the browser went, so that the provider never shows as a referrer.
+    expect(before.environment.leavingFor).toHaveBeenCalledWith(
+      before.environment.location.assign.mock.calls[0]?.[0],
+    );
 
     answeredCallback();
     const session = newSession('http://localhost:3000/callback?code=c&state=s');

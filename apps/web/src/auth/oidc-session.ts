@@ -40,6 +40,8 @@ export interface SessionEnvironment {
   now: () => number;
   /** Where the browser's DPoP key lives (IndexedDB); without it, tokens are never sender-constrained. */
   dpopStore?: DpopStore | undefined;
+  /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
+  leavingFor?: ((url: string) => void) | undefined;
   /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
   reportSignIn?: ReportSignInEvent | undefined;
 }
@@ -50,6 +52,7 @@ const browserEnvironment = (): SessionEnvironment => ({
   sessionStorage: window.sessionStorage,
   now: () => Date.now(),
   dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
+  leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
   reportSignIn: ({ name, properties, measurements }) => telemetry.trackEvent(name, properties, measurements),
 });
 
@@ -229,6 +232,7 @@ export class OidcSession implements AuthSession {
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
+      this.env.leavingFor?.(request.url);
       this.env.location.assign(request.url);
     } catch (error) {
       const authError = toAuthError(error);
@@ -371,6 +375,7 @@ export class OidcSession implements AuthSession {
           client_id: this.config.clientId,
           state: { at: this.env.now() },
         });
+        this.env.leavingFor?.(request.url);
         this.env.location.assign(request.url);
         return 'leaving';
       } catch {

@@ -1,4 +1,5 @@
 import { ApplicationInsights, type ITelemetryItem } from '@microsoft/applicationinsights-web';
+import { VisitReferrer } from './referrer';
 import { scrubDeep } from './scrub';
 import { sdkConfiguration } from './telemetry-settings';
 
@@ -16,14 +17,21 @@ export interface TelemetrySdk {
   unload(): void;
 }
 
-export function startSdk(connectionString: string, appOrigin: string): TelemetrySdk {
+/** `providerHosts`: the identity provider's hosts, never a referrer (the set may grow later). */
+export function startSdk(
+  connectionString: string,
+  appOrigin: string,
+  providerHosts: ReadonlySet<string> = new Set(),
+): TelemetrySdk {
   const appInsights = new ApplicationInsights({ config: sdkConfiguration(connectionString, appOrigin) });
   appInsights.loadAppInsights();
+  const referrer = new VisitReferrer(appOrigin, window.sessionStorage, providerHosts);
   let roles = '';
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
     // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
     if (roles) item.data = { ...item.data, roles };
+    referrer.apply(item);
     scrubDeep(item.baseData);
     scrubDeep(item.data);
     scrubDeep(item.tags);
