@@ -474,6 +474,17 @@ describe('the sign-in telemetry', () => {
     expect(reported(session).at(-1)).toBe('gatehouse.sign-in failed provider access_denied');
   });
 
+  it('reports one journey when a guard asks twice at once (StrictMode runs its effect twice)', async () => {
+    providerForSignIn();
+    const session = newSession();
+    await Promise.all([
+      session.signIn('/profile', 'guarded-page'),
+      session.signIn('/profile', 'guarded-page'),
+    ]);
+    expect(reported(session)).toEqual(['gatehouse.sign-in started guarded-page']);
+    expect(session.environment.location.assign).toHaveBeenCalledTimes(1);
+  });
+
   it('reports a failure before the browser leaves', async () => {
     vi.spyOn(MetadataService.prototype, 'getMetadata').mockRejectedValue(new TypeError('Failed to fetch'));
     const session = newSession();

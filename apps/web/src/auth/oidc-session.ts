@@ -121,6 +121,8 @@ export class OidcSession implements AuthSession {
   private readonly renewal: TokenRenewal<User>;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
   private readonly journey: SignInTelemetry;
+  /** The sign-in on its way to the provider, if any. */
+  private signingIn: Promise<void> | undefined;
 
   constructor(
     private readonly config: OidcConfig,
@@ -200,7 +202,14 @@ export class OidcSession implements AuthSession {
    * Sends the browser to the provider. A sign-in asked for after the session ended (expired, or its
    * renewal failed) counts as the `expired-session` trigger, whichever button asked for it.
    */
-  async signIn(returnTo: string, trigger: SignInTrigger = 'button'): Promise<void> {
+  signIn(returnTo: string, trigger: SignInTrigger = 'button'): Promise<void> {
+    // A second call while the first is on its way (StrictMode runs a guard's effect twice) joins it:
+    // one journey, one pending state at the provider.
+    this.signingIn ??= this.startSignIn(returnTo, trigger).finally(() => (this.signingIn = undefined));
+    return this.signingIn;
+  }
+
+  private async startSignIn(returnTo: string, trigger: SignInTrigger): Promise<void> {
     const ended = this.state.status === 'signed-out' ? this.state.notice?.code : undefined;
     if (ended === 'renewal_failed') this.journey.renewal('forced-sign-in');
     const afterEnd = ended === 'renewal_failed' || ended === 'session_expired';
