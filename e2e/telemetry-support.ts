@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import type { Page, Request } from '@playwright/test';
+import { expect, type Page, type Request } from '@playwright/test';
 import { tracksFetch } from './browsers/in-page';
 
 export interface Envelope {
@@ -117,4 +117,36 @@ export async function waitForFetchTracking(page: Page) {
  */
 export async function hidePage(page: Page) {
   await page.evaluate(() => window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false })));
+}
+
+/** Answers the consent banner with Accept. */
+export async function acceptUsageData(page: Page) {
+  const banner = page.getByRole('dialog', { name: 'Usage data' });
+  await expect(banner).toBeVisible();
+  await banner.getByRole('button', { name: 'Accept' }).click();
+  await expect(banner).toBeHidden();
+}
+
+/**
+ * The leak scan: no post carries the callback's `code` or `state`, the session's tokens, or any of
+ * `also` (the account's name and e-mail, header schemes).
+ */
+export function expectNoSecretsPosted(
+  posts: Post[],
+  callback: URL,
+  tokens: { access_token?: string; id_token?: string; refresh_token?: string },
+  also: string[],
+) {
+  const secrets = [
+    callback.searchParams.get('code'),
+    callback.searchParams.get('state'),
+    tokens.access_token,
+    tokens.id_token,
+    tokens.refresh_token,
+    ...also,
+  ].filter((value): value is string => Boolean(value));
+  expect(secrets.length).toBeGreaterThanOrEqual(6);
+  for (const post of posts) {
+    for (const secret of secrets) expect(post.body).not.toContain(secret);
+  }
 }

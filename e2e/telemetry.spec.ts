@@ -9,7 +9,15 @@ import {
   signIn,
   signOutThroughProvider,
 } from './support';
-import { hidePage, recordTelemetry, unsaltedId, waitForFetchTracking, waitForSdk } from './telemetry-support';
+import {
+  acceptUsageData,
+  expectNoSecretsPosted,
+  hidePage,
+  recordTelemetry,
+  unsaltedId,
+  waitForFetchTracking,
+  waitForSdk,
+} from './telemetry-support';
 
 test.beforeEach(async ({ request }) => {
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
@@ -58,12 +66,8 @@ async function storedPageViews(browser: Browser, sessionId: string, name: string
   }
 }
 
-async function accept(page: Page) {
-  const banner = page.getByRole('dialog', { name: 'Usage data' });
-  await expect(banner).toBeVisible();
-  await banner.getByRole('button', { name: 'Accept' }).click();
-  await expect(banner).toBeHidden();
-}
+/** The consent banner's Accept (telemetry-support.ts). */
+const accept = acceptUsageData;
 
 test('nothing is stored or sent before consent; the choice is remembered and can be changed', async ({
   page,
@@ -199,22 +203,12 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   expect(renderError?.tags['ai.user.authUserId']).toBe(expectedUser);
 
   // The leak scan: no code, state, token or Authorization header in anything posted.
-  const callback = new URL(callbackUrl);
-  const secrets = [
-    callback.searchParams.get('code'),
-    callback.searchParams.get('state'),
-    tokens.access_token,
-    tokens.id_token,
-    tokens.refresh_token,
+  expectNoSecretsPosted(telemetry.posts, new URL(callbackUrl), tokens, [
     'admin@example.com',
     'Ada Admin',
     'Bearer ',
     'DPoP ',
-  ].filter((value): value is string => Boolean(value));
-  expect(secrets.length).toBeGreaterThanOrEqual(6);
-  for (const post of telemetry.posts) {
-    for (const secret of secrets) expect(post.body).not.toContain(secret);
-  }
+  ]);
 
   // Only the configured endpoint was called, and the collector stored everything.
   const origins = new Set(telemetry.requests.map((request) => new URL(request.url()).origin));

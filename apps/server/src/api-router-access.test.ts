@@ -51,11 +51,15 @@ const callers: Record<string, readonly string[] | null> = {
 
 const verify = verifierOfRoleTokens(callers);
 
+/** The refusals the guards counted, by reason. */
+const counted: string[] = [];
+const refusals = { count: (reason: string) => void counted.push(reason) };
+
 let server: Server;
 let base: string;
 beforeAll(async () => {
   const app = express();
-  app.use('/api', createApiRouter(contract, handlers, { verify }));
+  app.use('/api', createApiRouter(contract, handlers, { verify, refusals }));
   server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api`;
@@ -86,5 +90,20 @@ describe('the API router asks mayAccess', () => {
     rule.swapped = swapped;
     const { answered, implied } = await decisions().finally(() => (rule.swapped = undefined));
     expect(answered).toEqual(implied);
+  });
+});
+
+describe('the API router counts what its guards refuse', () => {
+  it('by reason: no token for a 401, the missing role for a 403', async () => {
+    counted.length = 0;
+    const { answered } = await decisions();
+    const statuses = answered.map((line) => line.slice(-3));
+    expect(counted.filter((reason) => reason === 'missing')).toHaveLength(
+      statuses.filter((status) => status === '401').length,
+    );
+    expect(counted.filter((reason) => reason === 'insufficient_role')).toHaveLength(
+      statuses.filter((status) => status === '403').length,
+    );
+    expect(counted.length).toBe(statuses.filter((status) => status !== '200').length);
   });
 });

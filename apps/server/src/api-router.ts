@@ -14,7 +14,7 @@ import {
 import { LogAnalyticsError, NotAvailableError } from '@gatehouse/collector';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { requireAccessToken, type ApiUser, type DpopPolicy } from './auth/bearer.js';
+import { requireAccessToken, type ApiUser, type DpopPolicy, type RefusalCounter } from './auth/bearer.js';
 
 /** Who is calling: the verified user and their access token; null on a public endpoint. */
 export type Caller<N extends keyof C, C extends Contract = Endpoints> = C[N] extends { access: 'public' }
@@ -51,6 +51,8 @@ export interface ApiRouterOptions {
   verify: (token: string) => Promise<ApiUser>;
   /** How DPoP-bound tokens are checked (RFC 9449); without it, only bearer tokens are taken. */
   dpop?: DpopPolicy | undefined;
+  /** Counts each refusal by reason (the refusal metric); default: not counted. */
+  refusals?: RefusalCounter | undefined;
 }
 
 /** One message naming every bad parameter: "range must be one of …; limit must be …". */
@@ -100,7 +102,7 @@ export function toExpressPath(path: string): string {
 export function createApiRouter<C extends Contract>(
   contract: C,
   handlers: ApiHandlers<C>,
-  { verify, dpop }: ApiRouterOptions,
+  { verify, dpop, refusals }: ApiRouterOptions,
 ): express.Router {
   const missing = Object.keys(contract).filter((name) => !Object.hasOwn(handlers, name));
   const unknown = Object.keys(handlers).filter((name) => !Object.hasOwn(contract, name));
@@ -118,7 +120,7 @@ export function createApiRouter<C extends Contract>(
   const guards = new Map(
     accessLevels.map((access) => [
       access,
-      mayAccess(access, null) ? undefined : requireAccessToken(verify, { access, dpop }),
+      mayAccess(access, null) ? undefined : requireAccessToken(verify, { access, dpop, refusals }),
     ]),
   );
   const router = express.Router();

@@ -11,7 +11,7 @@ import express, { type ErrorRequestHandler, type Request, type Response } from '
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
 import { createApi } from './api.js';
-import type { DpopPolicy } from './auth/bearer.js';
+import type { DpopPolicy, RefusalCounter } from './auth/bearer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
 import { ProviderMetadataCache } from './auth/provider-metadata.js';
@@ -58,6 +58,8 @@ export interface AppOptions {
   readiness?: Readiness;
   /** Where accepted DPoP proofs are remembered: Redis for every replica (shared-state.ts); default this process. */
   replay?: ReplayTable;
+  /** Counts the API's refusals by reason (refusal-metrics.ts); default: not counted. */
+  refusals?: RefusalCounter | undefined;
 }
 
 /** Telemetry batches, sent by browsers or forwarded by the other replicas to the store holder. */
@@ -249,6 +251,7 @@ export function createApp(options: AppOptions) {
     createApi({
       verify,
       dpop,
+      refusals: options.refusals,
       telemetryUserIds: options.telemetryUserIds,
       usage: options.usage,
       dashboard: options.dashboard,

@@ -7,6 +7,7 @@ import {
   runOnLogAnalytics,
 } from '@gatehouse/collector';
 import { createApp } from './app.js';
+import { createRefusalMetrics } from './auth/refusal-metrics.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
 import { DevWeb, devDeniedPaths } from './dev-web.js';
@@ -90,6 +91,13 @@ async function main() {
     source = { kind: 'log-analytics', freshness: () => workspace.freshness() };
   }
 
+  // The API's refusals, by reason, once a minute into the same store as the browser's telemetry.
+  const refusals = createRefusalMetrics({
+    connectionString: config.telemetry.connectionString,
+    log: { warn: (fields, message) => logger.warn(fields, message) },
+  });
+  refusals?.start();
+
   const devWeb = dev ? new DevWeb(new URL('../../web/', import.meta.url), devDeniedPaths(config)) : undefined;
   const readiness = new Readiness({
     onChange: (name, state, reason) =>
@@ -119,6 +127,7 @@ async function main() {
     telemetryUserIds: await loadTelemetryUserIds(config.telemetry.userIdSecrets, config.collector.dataDir),
     readiness,
     logger,
+    refusals,
     ...(shared ? { replay: shared.replayTable() } : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
@@ -172,6 +181,9 @@ async function main() {
       // Development: Vite's HMR websocket would hold the listener open until the drain's time-out.
       await devWeb?.close();
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      // While the listener still takes connections: with the built-in collector, the counts go to this
+      // very server. Refusals of the requests still in flight after this are not sent.
+      await refusals?.close();
       const { cut } = await requests.drain(timeoutMs);
       if (cut > 0) {
         logger.warn(

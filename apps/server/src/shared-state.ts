@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { RateLimits, type Grant, type RateLimiter } from '@gatehouse/collector';
 import { Redis } from 'ioredis';
 import {
-  DpopProofError,
   DpopReplayCheckUnavailableError,
+  DpopReplayError,
   DpopTooManyProofsError,
   type ReplayTable,
 } from './auth/dpop.js';
@@ -158,7 +158,7 @@ export class SharedState {
           );
         }
         const [verdict, wait] = outcome;
-        if (verdict === 1) throw new DpopProofError('The DPoP proof was already used (jti)');
+        if (verdict === 1) throw new DpopReplayError('The DPoP proof was already used (jti)');
         if (verdict === 2) {
           throw new DpopTooManyProofsError(
             'Too many DPoP proofs with this key in the last minutes; wait before the next request',

@@ -8,7 +8,11 @@ import './app/styles.css';
 
 loadSessionEarlyOnCallback();
 telemetry.start(
-  () => import('./config/runtime-config').then(({ readRuntimeConfig }) => readRuntimeConfig().telemetry),
+  () =>
+    import('./config/runtime-config').then(({ readRuntimeConfig }) => {
+      const { telemetry: settings, oidc } = readRuntimeConfig();
+      return { ...settings, providerUrl: oidc.authority };
+    }),
   // The HTML paints at once, so on the sign-in callback the SDK would load while the code is redeemed:
   // there it waits until the page has taken the code out of its address, and the signed-in page has
   // had its frame.

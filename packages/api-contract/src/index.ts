@@ -31,3 +31,4 @@ export type { OpenApiDocument } from './openapi.js';
 export * from './usage.js';
 export * from './analytics.js';
 export * from './annotations.js';
+export * from './sign-in-events.js';

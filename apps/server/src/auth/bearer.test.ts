@@ -478,3 +478,103 @@ describe('DPoP-bound tokens (RFC 9449 section 7)', () => {
     expect(second.nonce).toBe(nonce);
   });
 });
+
+describe('refusals, counted by reason', () => {
+  let countingApi: Server;
+  let origin: string;
+  let browserKey: DpopKey;
+  const counted: string[] = [];
+
+  beforeAll(async () => {
+    browserKey = await makeDpopKey();
+    const app = express();
+    countingApi = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => countingApi.once('listening', resolve));
+    origin = `http://127.0.0.1:${(countingApi.address() as AddressInfo).port}`;
+    const refusals = { count: (reason: string) => counted.push(reason) };
+    const policy = (nonces?: DpopNonces) => ({
+      verify: createDpopVerifier({ nonces }),
+      required: false,
+      publicOrigin: origin,
+      nonces,
+    });
+    const reply = (_req: unknown, res: express.Response) => res.json({ ok: true });
+    app.get('/me', requireAccessToken(verify, { dpop: policy(), refusals }), reply);
+    app.get('/admin', requireAccessToken(verify, { access: 'admin', dpop: policy(), refusals }), reply);
+    app.get(
+      '/nonces',
+      requireAccessToken(verify, { dpop: policy(new DpopNonces(undefined)), refusals }),
+      reply,
+    );
+  });
+
+  afterAll(() => new Promise((resolve) => countingApi.close(resolve)));
+
+  async function refusalOf(path: string, headers: Record<string, string> = {}): Promise<string | undefined> {
+    const before = counted.length;
+    const response = await fetch(`${origin}${path}`, { headers });
+    expect(response.status === 200 ? 0 : 1).toBe(counted.length - before);
+    return counted.at(-1);
+  }
+  const proof = (path: string, accessToken: string) =>
+    makeDpopProof(browserKey, { method: 'GET', url: `${origin}${path}`, accessToken });
+
+  it.each([
+    ['no token', 'missing', () => Promise.resolve({})],
+    ['a header that is no token', 'malformed', () => Promise.resolve({ authorization: 'Basic abc' })],
+    [
+      'an expired token',
+      'expired',
+      async () => ({
+        authorization: `Bearer ${await token({}, { expiresIn: Math.floor(Date.now() / 1000) - 10 })}`,
+      }),
+    ],
+    [
+      'a token for another audience',
+      'wrong_audience',
+      async () => ({ authorization: `Bearer ${await token({ aud: 'x' })}` }),
+    ],
+    [
+      'a token from another issuer',
+      'wrong_issuer',
+      async () => ({ authorization: `Bearer ${await token({ iss: 'https://evil.example' })}` }),
+    ],
+    [
+      'a bad signature',
+      'bad_signature',
+      async () => ({ authorization: `Bearer ${await token({}, { signWith: otherKey })}` }),
+    ],
+    [
+      'a bound token as a bearer token',
+      'wrong_scheme',
+      async () => ({ authorization: `Bearer ${await token({ cnf: { jkt: browserKey.jkt } })}` }),
+    ],
+    [
+      'a bound token without a proof',
+      'dpop_invalid',
+      async () => ({ authorization: `DPoP ${await token({ cnf: { jkt: browserKey.jkt } })}` }),
+    ],
+  ])('counts %s as %s', async (_what, reason, headers) => {
+    expect(await refusalOf('/me', await headers())).toBe(reason);
+  });
+
+  it('counts a replayed proof, a proof without the nonce and a missing role, and nothing for a success', async () => {
+    const accessToken = await token({ cnf: { jkt: browserKey.jkt }, roles: ['member'] });
+    const once = await proof('/me', accessToken);
+    const headers = { authorization: `DPoP ${accessToken}`, dpop: once };
+    expect(await refusalOf('/me', headers)).not.toBe('dpop_replay');
+    expect(await refusalOf('/me', headers)).toBe('dpop_replay');
+    expect(
+      await refusalOf('/nonces', {
+        authorization: `DPoP ${accessToken}`,
+        dpop: await proof('/nonces', accessToken),
+      }),
+    ).toBe('nonce_needed');
+    expect(
+      await refusalOf('/admin', {
+        authorization: `DPoP ${accessToken}`,
+        dpop: await proof('/admin', accessToken),
+      }),
+    ).toBe('insufficient_role');
+  });
+});

@@ -1,10 +1,18 @@
-import { errorBody, mayAccess, roleFor, type Access, type ApiUser } from '@gatehouse/api-contract';
+import {
+  errorBody,
+  mayAccess,
+  roleFor,
+  type Access,
+  type ApiRefusalReason,
+  type ApiUser,
+} from '@gatehouse/api-contract';
 import type { NextFunction, Request, Response } from 'express';
 import {
   DPOP_ALGORITHMS,
   DpopNonceError,
   DpopProofError,
   DpopReplayCheckUnavailableError,
+  DpopReplayError,
   DpopTooManyProofsError,
   type DpopNonces,
   type DpopVerifier,
@@ -38,14 +46,21 @@ export interface AccessRequirements {
    */
   access?: Access | undefined;
   dpop?: DpopPolicy | undefined;
+  /** Counts each refusal (401, 403) by reason, for the refusal metric (refusal-metrics.ts). */
+  refusals?: RefusalCounter | undefined;
 }
 
-/** A refusal with the scheme its challenge names, and the RFC's error code. */
+export interface RefusalCounter {
+  count(reason: ApiRefusalReason): void;
+}
+
+/** A refusal with the scheme its challenge names, the RFC's error code, and the reason it is counted as. */
 class Refusal extends Error {
   constructor(
     readonly scheme: 'Bearer' | 'DPoP',
     readonly code: 'invalid_token' | 'invalid_dpop_proof' | 'use_dpop_nonce',
     message: string,
+    readonly reason: ApiRefusalReason,
   ) {
     super(message);
   }
@@ -62,7 +77,7 @@ export function requireAccessToken(
   verify: (token: string) => Promise<ApiUser>,
   needs: AccessRequirements = {},
 ) {
-  const { access = 'signed-in', dpop } = needs;
+  const { access = 'signed-in', dpop, refusals } = needs;
   const role = roleFor(access);
   const dpopChallenge = dpop ? `DPoP ${REALM}, algs="${DPOP_ALGORITHMS.join(' ')}"` : undefined;
   /** Every scheme the API takes, the one that failed carrying the error (RFC 9110 11.6.1). */
@@ -81,6 +96,7 @@ export function requireAccessToken(
     if (dpop?.nonces) res.set('DPoP-Nonce', dpop.nonces.current(Date.now() / 1000));
     const header = req.get('authorization');
     if (!header) {
+      refusals?.count('missing');
       res.locals.authFailure = 'no access token';
       res
         .set('WWW-Authenticate', challenges())
@@ -91,14 +107,25 @@ export function requireAccessToken(
     const [, given, token] = AUTHORIZATION.exec(header) ?? [];
     const scheme = given?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
     try {
-      if (!token)
-        throw new Refusal(scheme, 'invalid_token', 'The Authorization header is not a bearer or DPoP token');
+      if (!token) {
+        throw new Refusal(
+          scheme,
+          'invalid_token',
+          'The Authorization header is not a bearer or DPoP token',
+          'malformed',
+        );
+      }
       if (scheme === 'Bearer' && dpop?.required) {
-        throw new Refusal('DPoP', 'invalid_token', 'This API requires DPoP-bound access tokens');
+        throw new Refusal(
+          'DPoP',
+          'invalid_token',
+          'This API requires DPoP-bound access tokens',
+          'wrong_scheme',
+        );
       }
       const user = await verify(token).catch((error: unknown) => {
         throw error instanceof InvalidTokenError
-          ? new Refusal(scheme, 'invalid_token', error.message)
+          ? new Refusal(scheme, 'invalid_token', error.message, error.reason)
           : error;
       });
       if (scheme === 'Bearer' && user.jkt !== null) {
@@ -106,10 +133,12 @@ export function requireAccessToken(
           'DPoP',
           'invalid_token',
           'The access token is DPoP-bound: send it with a DPoP proof',
+          'wrong_scheme',
         );
       }
       if (scheme === 'DPoP') await checkProof(req, token, user, dpop);
       if (!mayAccess(access, user)) {
+        refusals?.count('insufficient_role');
         res.locals.authFailure = role ? `the ${role} role is missing` : `${access} access is refused`;
         res
           .set('WWW-Authenticate', `${scheme} ${REALM}, error="insufficient_scope"`)
@@ -139,6 +168,7 @@ export function requireAccessToken(
         next(error);
         return;
       }
+      refusals?.count(error.reason);
       res.locals.authFailure = error.message;
       res
         .set('WWW-Authenticate', challenges(error))
@@ -150,10 +180,14 @@ export function requireAccessToken(
 
 /** RFC 9449 7.1: a DPoP-scheme request carries a proof for this method and URL, this token and its key. */
 async function checkProof(req: Request, token: string, user: ApiUser, dpop: DpopPolicy | undefined) {
-  if (!dpop) throw new Refusal('DPoP', 'invalid_token', 'This API does not take DPoP tokens');
-  if (user.jkt === null) throw new Refusal('DPoP', 'invalid_token', 'The access token is not DPoP-bound');
+  if (!dpop) throw new Refusal('DPoP', 'invalid_token', 'This API does not take DPoP tokens', 'wrong_scheme');
+  if (user.jkt === null) {
+    throw new Refusal('DPoP', 'invalid_token', 'The access token is not DPoP-bound', 'wrong_scheme');
+  }
   const proof = req.get('dpop');
-  if (!proof) throw new Refusal('DPoP', 'invalid_dpop_proof', 'The DPoP proof header is missing');
+  if (!proof) {
+    throw new Refusal('DPoP', 'invalid_dpop_proof', 'The DPoP proof header is missing', 'dpop_invalid');
+  }
   try {
     await dpop.verify({
       proof,
@@ -164,8 +198,11 @@ async function checkProof(req: Request, token: string, user: ApiUser, dpop: Dpop
     });
   } catch (error) {
     // The fresh nonce is in the DPoP-Nonce header of every answer (set above).
-    if (error instanceof DpopNonceError) throw new Refusal('DPoP', error.code, error.message);
-    if (error instanceof DpopProofError) throw new Refusal('DPoP', error.code, error.message);
+    if (error instanceof DpopNonceError) throw new Refusal('DPoP', error.code, error.message, 'nonce_needed');
+    if (error instanceof DpopProofError) {
+      const reason = error instanceof DpopReplayError ? 'dpop_replay' : 'dpop_invalid';
+      throw new Refusal('DPoP', error.code, error.message, reason);
+    }
     throw error;
   }
 }

@@ -20,8 +20,13 @@ export const DPOP_ALGORITHMS = ['ES256', 'ES384', 'PS256', 'RS256', 'EdDSA'] as 
 
 /** A proof the API refuses: `invalid_dpop_proof` (RFC 9449 section 7.1). */
 export class DpopProofError extends Error {
-  override readonly name = 'DpopProofError';
+  override readonly name: string = 'DpopProofError';
   readonly code = 'invalid_dpop_proof';
+}
+
+/** A proof whose `jti` was seen already (RFC 9449 section 11.1): counted apart, as a replay. */
+export class DpopReplayError extends DpopProofError {
+  override readonly name = 'DpopReplayError';
 }
 
 /** The proof lacks the nonce the API asks for, or carries an old one: `use_dpop_nonce` (section 9). */
@@ -224,7 +229,7 @@ export class MemoryReplayTable implements ReplayTable {
 
   private add(jkt: string, jti: string, expiresAt: number, now: number): void {
     let proofs = this.byKey.get(jkt);
-    if (proofs?.has(jti)) throw new DpopProofError('The DPoP proof was already used (jti)');
+    if (proofs?.has(jti)) throw new DpopReplayError('The DPoP proof was already used (jti)');
     if (proofs && proofs.size >= this.perKeyLimit) {
       this.sweepKey(jkt, proofs, now);
       if (proofs.size >= this.perKeyLimit) {

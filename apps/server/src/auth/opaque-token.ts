@@ -1,3 +1,4 @@
+import type { ApiRefusalReason } from '@gatehouse/api-contract';
 import { createHash } from 'node:crypto';
 
 /** What the provider said about a token it issued, whichever way it was asked. */
@@ -8,10 +9,15 @@ export interface TokenFacts {
   expiresAt: number | undefined;
 }
 
-/** The provider said the token is not (or no longer) valid. */
+/** The provider said the token is not (or no longer) valid; `reason` as the refusal metric counts it. */
 export class TokenRefusedError extends Error {
   override readonly name = 'TokenRefusedError';
   readonly code = 'token_refused';
+  readonly reason: ApiRefusalReason;
+  constructor(message: string, options?: { cause?: unknown; reason?: ApiRefusalReason }) {
+    super(message, options);
+    this.reason = options?.reason ?? 'invalid_token';
+  }
 }
 
 /** The provider could not be asked, or answered something that is not an answer. */

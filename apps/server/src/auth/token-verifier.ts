@@ -1,4 +1,4 @@
-import { readRoles, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
+import { readRoles, type ApiRefusalReason, type ApiUser, type TokenCheck } from '@gatehouse/api-contract';
 import {
   createRemoteJWKSet,
   decodeProtectedHeader,
@@ -48,9 +48,15 @@ export class ProviderUnavailableError extends Error {
   readonly status = 503;
 }
 
+/** A token the API refuses; `reason` is what the refusal metric counts it as (refusal-metrics.ts). */
 export class InvalidTokenError extends Error {
   override readonly name = 'InvalidTokenError';
   readonly code = 'invalid_token';
+  readonly reason: ApiRefusalReason;
+  constructor(message: string, options?: { cause?: unknown; reason?: ApiRefusalReason }) {
+    super(message, options);
+    this.reason = options?.reason ?? 'invalid_token';
+  }
 }
 
 export interface TokenVerifier {
@@ -111,7 +117,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError)) {
         throw new ProviderUnavailableError(UNREACHABLE, { cause: error });
       }
-      throw new InvalidTokenError(describe(error, options.audience), { cause: error });
+      throw new InvalidTokenError(describe(error, options.audience), {
+        cause: error,
+        reason: refusalReason(error),
+      });
     }
     const refusal = notAnAccessToken(header, payload);
     if (refusal) throw new InvalidTokenError(refusal);
@@ -155,7 +164,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       if (typeof subject.sub !== 'string') throw new TokenCheckUnavailableError('introspection has no sub');
       return toUser(subject, 'introspection', claims.exp);
     } catch (error) {
-      if (error instanceof TokenRefusedError) throw new InvalidTokenError(error.message, { cause: error });
+      if (error instanceof TokenRefusedError) {
+        throw new InvalidTokenError(error.message, { cause: error, reason: error.reason });
+      }
       if (error instanceof TokenCheckUnavailableError) {
         throw new ProviderUnavailableError(`${UNREACHABLE} ${error.message}.`, { cause: error });
       }
@@ -166,15 +177,17 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   /** RFC 7662 2.2: the members a response may carry are checked when it carries them. */
   function checkIntrospected(claims: Record<string, unknown>): void {
     if (typeof claims.exp === 'number' && claims.exp <= Date.now() / 1000) {
-      throw new TokenRefusedError('The access token expired');
+      throw new TokenRefusedError('The access token expired', { reason: 'expired' });
     }
     if (claims.iss !== undefined && claims.iss !== options.issuer) {
-      throw new TokenRefusedError('The access token is from another issuer');
+      throw new TokenRefusedError('The access token is from another issuer', { reason: 'wrong_issuer' });
     }
     if (claims.aud !== undefined) {
       const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
       if (!audiences.includes(options.audience)) {
-        throw new TokenRefusedError(audienceMismatch(claims.aud, options.audience));
+        throw new TokenRefusedError(audienceMismatch(claims.aud, options.audience), {
+          reason: 'wrong_audience',
+        });
       }
     }
   }
@@ -228,6 +241,23 @@ export function audienceMismatch(got: unknown, wanted: string): string {
     .replace(/[^\x20-\x7e]|["\\]/g, '?');
   const clipped = shown.length > 200 ? `${shown.slice(0, 200)}...` : shown;
   return `The access token is for another audience: it is for '${clipped}', this API accepts '${wanted}'`;
+}
+
+function refusalReason(error: unknown): ApiRefusalReason {
+  if (error instanceof errors.JWTExpired) return 'expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'aud') return 'wrong_audience';
+    if (error.claim === 'iss') return 'wrong_issuer';
+    return 'invalid_token';
+  }
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JOSEAlgNotAllowed
+  ) {
+    return 'bad_signature';
+  }
+  return 'malformed';
 }
 
 function describe(error: unknown, audience: string): string {

@@ -1,3 +1,4 @@
+import type { SignInTrigger } from '@gatehouse/api-contract';
 import {
   createContext,
   use,
@@ -13,7 +14,7 @@ import { readSessionHint } from './session-hint';
 
 export interface Auth {
   state: AuthState;
-  signIn: (returnTo?: string) => Promise<void>;
+  signIn: (returnTo?: string, trigger?: SignInTrigger) => Promise<void>;
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   /** A fresh access token for Gatehouse's own API, or null when signed out. */
@@ -105,7 +106,7 @@ export function AuthProvider({
   // (the callback page's, above all) run once rather than on every state change.
   const actions = useMemo<Omit<Auth, 'state'>>(
     () => ({
-      signIn: async (returnTo = '/') => (await loadSession()).signIn(returnTo),
+      signIn: async (returnTo = '/', trigger) => (await loadSession()).signIn(returnTo, trigger),
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
       getAccessToken: async () => (await loadSession()).getAccessToken(),

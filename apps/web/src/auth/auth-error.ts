@@ -1,3 +1,5 @@
+import type { SignInFailureReason } from '@gatehouse/api-contract';
+
 /** Stable codes for everything that can end a sign-in or a session. */
 export type AuthErrorCode =
   | 'provider_error'
@@ -15,15 +17,21 @@ export type AuthErrorCode =
   | 'provider_session_remains'
   | 'config_invalid';
 
-/** An error whose message is one sentence a user can act on; the cause keeps the technical detail. */
+/**
+ * An error whose message is one sentence a user can act on; the cause keeps the technical detail.
+ * `reason`, when the code is too coarse for the sign-in telemetry (which ID-token check failed), is
+ * the reported code (sign-in-telemetry.ts).
+ */
 export class AuthError extends Error {
   override readonly name = 'AuthError';
+  readonly reason: SignInFailureReason | undefined;
   constructor(
     readonly code: AuthErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; reason?: SignInFailureReason },
   ) {
     super(message, options);
+    this.reason = options?.reason;
   }
 }
 

@@ -41,7 +41,7 @@ describe('RequireAuth', () => {
     window.history.replaceState(null, '', '/profile?tab=2');
     const session = fakeSession({ status: 'signed-out' });
     renderWith(session, <RequireAuth access="signed-in">secret</RequireAuth>, '/profile');
-    await waitFor(() => expect(session.signIn).toHaveBeenCalledWith('/profile?tab=2'));
+    await waitFor(() => expect(session.signIn).toHaveBeenCalledWith('/profile?tab=2', 'guarded-page'));
     expect(screen.queryByText('secret')).toBeNull();
   });
 

@@ -1,3 +1,4 @@
+import type { SignInTrigger } from '@gatehouse/api-contract';
 import type { AuthErrorCode } from './auth-error';
 
 /** Who is signed in, as features see it: claims only, never tokens. */
@@ -44,7 +45,8 @@ export type CallbackResult =
 export interface AuthSession {
   getState: () => AuthState;
   subscribe: (listener: () => void) => () => void;
-  signIn: (returnTo: string) => Promise<void>;
+  /** `trigger`: what asked for it, for the sign-in telemetry (default `button`). */
+  signIn: (returnTo: string, trigger?: SignInTrigger) => Promise<void>;
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
   getAccessToken: () => Promise<string | null>;

@@ -7,6 +7,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import type { SignInFailureReason } from '@gatehouse/api-contract';
 import { AuthError } from './auth-error';
 
 /**
@@ -94,23 +95,55 @@ export async function validateIdToken(
     throw new AuthError(
       'id_token_invalid',
       `The identity provider's ID token was rejected: ${reason(cause)}.`,
-      {
-        cause,
-      },
+      { cause, reason: failedCheck(cause, Date.now() / 1000) },
     );
   }
-  const invalid = (why: string) =>
-    new AuthError('id_token_invalid', `The identity provider's ID token was rejected: ${why}.`);
+  const invalid = (why: string, check: SignInFailureReason) =>
+    new AuthError('id_token_invalid', `The identity provider's ID token was rejected: ${why}.`, {
+      reason: check,
+    });
   if (Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== expected.clientId) {
-    throw invalid('it was issued to another party (azp)');
+    throw invalid('it was issued to another party (azp)', 'id_token_azp');
   }
   if (expected.nonce !== undefined && payload.nonce !== expected.nonce) {
-    throw invalid('its nonce does not match this sign-in');
+    throw invalid('its nonce does not match this sign-in', 'nonce_mismatch');
   }
   if (expected.subject !== undefined && payload.sub !== expected.subject) {
-    throw invalid('it is for another user than this session');
+    throw invalid('it is for another user than this session', 'id_token_subject');
   }
   return payload as JWTPayload & { sub: string };
+}
+
+/** How far `iat` may be from this browser's clock before a time check's failure is put down to it. */
+const CLOCK_TOLERANCE_SECONDS = 60;
+
+/**
+ * The check that refused the token, as the sign-in telemetry reports it. A token the provider has just
+ * issued that fails a time check (expired, not yet valid) while its `iat` is far from this browser's
+ * clock says the clocks disagree, not that the token is old.
+ */
+export function failedCheck(error: unknown, now: number): SignInFailureReason {
+  if (error instanceof KeysUnavailableError) return 'id_token_keys';
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+    const timed = error instanceof errors.JWTExpired || error.claim === 'nbf' || error.claim === 'iat';
+    const iat = error.payload.iat;
+    if (timed && error.reason === 'check_failed' && typeof iat === 'number') {
+      if (Math.abs(iat - now) > CLOCK_TOLERANCE_SECONDS) return 'clock_skew';
+    }
+    if (error instanceof errors.JWTExpired) return 'id_token_expired';
+    if (error.claim === 'iss') return 'id_token_issuer';
+    if (error.claim === 'aud') return 'id_token_audience';
+    return 'id_token_claims';
+  }
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JWKSMultipleMatchingKeys ||
+    error instanceof errors.JOSEAlgNotAllowed
+  ) {
+    return 'id_token_signature';
+  }
+  return 'id_token_malformed';
 }
 
 function reason(error: unknown): string {

@@ -19,6 +19,7 @@ import * as IdTokenModule from './id-token';
 import { AuthError } from './auth-error';
 import { toAuthError } from './oidc-errors';
 import { OidcSession } from './oidc-session';
+import type { ReportSignInEvent } from './sign-in-telemetry';
 
 vi.mock('./id-token', async (importOriginal) => ({
   ...(await importOriginal<typeof IdToken>()),
@@ -45,6 +46,8 @@ function newSession(
     replaceUrl: vi.fn<(url: string) => void>(),
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
+    reportSignIn: vi.fn<ReportSignInEvent>(() => true),
+    leavingFor: vi.fn<(url: string) => void>(),
   };
   return Object.assign(new OidcSession({ ...config, tokenStore, rolesClaim }, environment), { environment });
 }
@@ -150,24 +153,28 @@ describe("the signed-in user's roles", () => {
   });
 });
 
+/** The redirect URI's page under StrictMode (which runs its effect twice), until it has navigated on. */
+async function renderCallbackInStrictMode(session: OidcSession) {
+  window.history.replaceState(null, '', '/callback?code=c&state=s');
+  const location = memoryLocation({ path: '/callback', record: true });
+  render(
+    <StrictMode>
+      <Router hook={location.hook}>
+        <AuthProvider loadSession={() => Promise.resolve(session)}>
+          <CallbackPage />
+        </AuthProvider>
+      </Router>
+    </StrictMode>,
+  );
+  await waitFor(() => expect(location.history?.at(-1)).toBe('/profile'));
+}
+
 describe('OidcSession.completeSignIn', () => {
   it('processes the callback exactly once under React StrictMode', async () => {
     const { exchange, fetch } = answeredCallback();
 
-    window.history.replaceState(null, '', '/callback?code=c&state=s');
     const session = newSession();
-    const location = memoryLocation({ path: '/callback', record: true });
-    render(
-      <StrictMode>
-        <Router hook={location.hook}>
-          <AuthProvider loadSession={() => Promise.resolve(session)}>
-            <CallbackPage />
-          </AuthProvider>
-        </Router>
-      </StrictMode>,
-    );
-
-    await waitFor(() => expect(location.history?.at(-1)).toBe('/profile'));
+    await renderCallbackInStrictMode(session);
     expect(exchange).toHaveBeenCalledTimes(1);
     expect(session.getState()).toMatchObject({
       status: 'signed-in',
@@ -413,5 +420,132 @@ describe('a provider that refuses offline_access without saying so in its discov
     );
     expect(second).toMatchObject({ ok: false, error: { code: 'provider_error' } });
     expect(session.environment.location.assign).toHaveBeenCalledTimes(1);
+  });
+});
+
+/** The events a session reported, as `name outcome|reason [trigger] [step] [reason]` lines. */
+function reported(session: ReturnType<typeof newSession>): string[] {
+  return session.environment.reportSignIn.mock.calls.map(([{ name, properties }]) =>
+    [name, properties.outcome ?? '', properties.trigger, properties.step, properties.reason]
+      .filter((part) => part !== undefined && part !== '')
+      .join(' '),
+  );
+}
+
+function providerForSignIn() {
+  vi.spyOn(MetadataService.prototype, 'getIssuer').mockResolvedValue(AUTHORITY);
+  vi.spyOn(MetadataService.prototype, 'getMetadata').mockResolvedValue({ issuer: AUTHORITY });
+  vi.spyOn(MetadataService.prototype, 'getAuthorizationEndpoint').mockResolvedValue(`${AUTHORITY}/auth`);
+}
+
+describe('the sign-in telemetry', () => {
+  it('reports each step of a journey once under React StrictMode, with the time since the start', async () => {
+    providerForSignIn();
+    const before = newSession();
+    await before.signIn('/profile', 'guarded-page');
+    expect(reported(before)).toEqual(['gatehouse.sign-in started guarded-page']);
+    // Telemetry learns where the browser went, so that the provider never shows as a referrer.
+    expect(before.environment.leavingFor).toHaveBeenCalledWith(
+      before.environment.location.assign.mock.calls[0]?.[0],
+    );
+
+    answeredCallback();
+    const session = newSession('http://localhost:3000/callback?code=c&state=s');
+    await renderCallbackInStrictMode(session);
+    expect(reported(session)).toEqual([
+      'gatehouse.sign-in returned guarded-page',
+      'gatehouse.sign-in redeemed guarded-page',
+      'gatehouse.sign-in signed-in guarded-page',
+    ]);
+    const signedIn = session.environment.reportSignIn.mock.calls.at(-1)?.[0];
+    expect(signedIn?.measurements.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('reports the step and the reason a sign-in failed at', async () => {
+    answeredCallback({ sub: 'mallory' });
+    const session = newSession('http://localhost:3000/callback?code=c&state=s');
+    await session.completeSignIn('http://localhost:3000/callback?code=c&state=s');
+    expect(reported(session).at(-1)).toBe('gatehouse.sign-in failed userinfo userinfo_mismatch');
+
+    vi.spyOn(OidcClient.prototype, 'processSigninResponse').mockRejectedValue(
+      new ErrorResponse({ error: 'access_denied', error_description: 'Alice said no' }),
+    );
+    await session.completeSignIn('http://localhost:3000/callback?error=access_denied&state=s2');
+    expect(reported(session).at(-1)).toBe('gatehouse.sign-in failed provider access_denied');
+  });
+
+  it('reports one journey when a guard asks twice at once (StrictMode runs its effect twice)', async () => {
+    providerForSignIn();
+    const session = newSession();
+    await Promise.all([
+      session.signIn('/profile', 'guarded-page'),
+      session.signIn('/profile', 'guarded-page'),
+    ]);
+    expect(reported(session)).toEqual(['gatehouse.sign-in started guarded-page']);
+    expect(session.environment.location.assign).toHaveBeenCalledTimes(1);
+  });
+
+  it('reports a failure before the browser leaves', async () => {
+    vi.spyOn(MetadataService.prototype, 'getMetadata').mockRejectedValue(new TypeError('Failed to fetch'));
+    const session = newSession();
+    await expect(session.signIn('/')).rejects.toThrow(AuthError);
+    expect(reported(session)).toEqual([
+      'gatehouse.sign-in started button',
+      'gatehouse.sign-in failed button start network',
+    ]);
+  });
+
+  it('reports a journey the user came back from without finishing as cancelled', async () => {
+    providerForSignIn();
+    await newSession().signIn('/');
+    const back = newSession('http://localhost:3000/');
+    await back.start();
+    expect(reported(back)).toEqual(['gatehouse.sign-in failed button provider cancelled']);
+  });
+
+  it('reports sign-out, expiry and an end in another tab as session ends', async () => {
+    const signedIn = await signedInSession();
+    provider({ revocation: Promise.resolve(new Response(null)) });
+    await signedIn.signOut();
+    expect(reported(signedIn)).toEqual(['gatehouse.session-end sign-out']);
+
+    const elsewhere = await signedInSession();
+    (elsewhere as unknown as { onTabMessage(message: unknown): void }).onTabMessage({
+      type: 'session',
+      user: null,
+    });
+    expect(reported(elsewhere)).toEqual(['gatehouse.session-end other-tab']);
+
+    window.sessionStorage.setItem(
+      'gatehouse.session',
+      new User({
+        access_token: 'at',
+        token_type: 'Bearer',
+        profile: { sub: 'alice', iss: AUTHORITY, aud: 'gatehouse', exp: 0, iat: 0 },
+        expires_at: Math.floor(Date.now() / 1000) - 10,
+      }).toStorageString(),
+    );
+    const expired = newSession();
+    await expired.start();
+    expect(reported(expired)).toEqual(['gatehouse.session-end expiry']);
+  });
+
+  it('reports renewals, and a sign-in after a failed one as forced', async () => {
+    const session = await signedInSession();
+    const refresh = vi.spyOn(OidcClient.prototype, 'useRefreshToken');
+    refresh.mockRejectedValueOnce(
+      new ErrorResponse({ error: 'invalid_grant', error_description: 'rt revoked' }, new URLSearchParams()),
+    );
+    await session.renew();
+    expect(reported(session)).toEqual([
+      'gatehouse.renewal failed invalid_grant',
+      'gatehouse.session-end renewal-failed',
+    ]);
+    providerForSignIn();
+    await session.signIn('/');
+    expect(reported(session).slice(2)).toEqual([
+      'gatehouse.renewal forced-sign-in',
+      'gatehouse.sign-in started expired-session',
+    ]);
   });
 });

@@ -1,3 +1,4 @@
+import type { SignInStep, SignInTrigger } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
 import { InMemoryWebStorage, User } from 'oidc-client-ts';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
@@ -12,8 +13,10 @@ import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
 import { describeUser, isBound, userFrom } from './session-user';
 import { writeSessionHint } from './session-hint';
+import { SignInTelemetry, type ReportSignInEvent } from './sign-in-telemetry';
 import { TabSync, type TabMessage } from './tab-sync';
 import { TokenRenewal } from './token-renewal';
+import { telemetry } from '../telemetry/telemetry';
 
 type OidcConfig = RuntimeConfig['oidc'];
 
@@ -37,6 +40,10 @@ export interface SessionEnvironment {
   now: () => number;
   /** Where the browser's DPoP key lives (IndexedDB); without it, tokens are never sender-constrained. */
   dpopStore?: DpopStore | undefined;
+  /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
+  leavingFor?: ((url: string) => void) | undefined;
+  /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
+  reportSignIn?: ReportSignInEvent | undefined;
 }
 
 const browserEnvironment = (): SessionEnvironment => ({
@@ -45,6 +52,8 @@ const browserEnvironment = (): SessionEnvironment => ({
   sessionStorage: window.sessionStorage,
   now: () => Date.now(),
   dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
+  leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
+  reportSignIn: ({ name, properties, measurements }) => telemetry.trackEvent(name, properties, measurements),
 });
 
 const signedOutElsewhere: AuthNotice = {
@@ -111,6 +120,9 @@ export class OidcSession implements AuthSession {
   private readonly sync: TabSync;
   private readonly renewal: TokenRenewal<User>;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
+  private readonly journey: SignInTelemetry;
+  /** The sign-in on its way to the provider, if any. */
+  private signingIn: Promise<void> | undefined;
 
   constructor(
     private readonly config: OidcConfig,
@@ -118,6 +130,7 @@ export class OidcSession implements AuthSession {
   ) {
     this.tokens = config.tokenStore === 'memory' ? new InMemoryWebStorage() : env.sessionStorage;
     this.dpopKey = env.dpopStore ? new DpopKey(env.dpopStore, config.clientId) : undefined;
+    this.journey = new SignInTelemetry(env.reportSignIn ?? (() => false), env.sessionStorage, env.now);
     this.provider = new ProviderClient(
       config,
       { origin: env.location.origin, sessionStorage: env.sessionStorage },
@@ -129,10 +142,13 @@ export class OidcSession implements AuthSession {
         current: () => this.user,
         refresh: (user) => this.provider.refresh(user),
         renewed: (user) => {
+          this.journey.renewal('succeeded');
           this.store(user);
           this.sync.post({ type: 'session', user: user.toStorageString() });
         },
-        failed: () => {
+        failed: (error) => {
+          this.journey.renewal('failed', error);
+          this.journey.sessionEnded('renewal-failed');
           const notice: AuthNotice = {
             code: 'renewal_failed',
             message:
@@ -153,6 +169,7 @@ export class OidcSession implements AuthSession {
    * instead: the callback brings the session, and asking the other tabs would only delay it.
    */
   async start(): Promise<void> {
+    if (!this.onCallback()) this.journey.abandoned();
     await this.finishSignOut();
     const stored = this.tokens.getItem(USER_KEY);
     if (stored) this.adopt(stored);
@@ -181,7 +198,31 @@ export class OidcSession implements AuthSession {
     return () => this.listeners.delete(listener);
   };
 
-  async signIn(returnTo: string): Promise<void> {
+  /**
+   * Sends the browser to the provider. A sign-in asked for after the session ended (expired, or its
+   * renewal failed) counts as the `expired-session` trigger, whichever button asked for it.
+   */
+  signIn(returnTo: string, trigger: SignInTrigger = 'button'): Promise<void> {
+    // A second call while the first is on its way (StrictMode runs a guard's effect twice) joins it:
+    // one journey, one pending state at the provider.
+    this.signingIn ??= this.startSignIn(returnTo, trigger).finally(() => (this.signingIn = undefined));
+    return this.signingIn;
+  }
+
+  private async startSignIn(returnTo: string, trigger: SignInTrigger): Promise<void> {
+    const ended = this.state.status === 'signed-out' ? this.state.notice?.code : undefined;
+    if (ended === 'renewal_failed') this.journey.renewal('forced-sign-in');
+    const afterEnd = ended === 'renewal_failed' || ended === 'session_expired';
+    this.journey.started(trigger === 'button' && afterEnd ? 'expired-session' : trigger);
+    try {
+      await this.redirectToProvider(returnTo);
+    } catch (error) {
+      this.journey.failedToStart(error);
+      throw error;
+    }
+  }
+
+  private async redirectToProvider(returnTo: string): Promise<void> {
     try {
       await this.provider.checkIssuer();
       const metadata = await this.provider.metadata();
@@ -200,6 +241,7 @@ export class OidcSession implements AuthSession {
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: { returnTo: safeReturnTo(returnTo), scope, nonce },
       });
+      this.env.leavingFor?.(request.url);
       this.env.location.assign(request.url);
     } catch (error) {
       const authError = toAuthError(error);
@@ -225,6 +267,8 @@ export class OidcSession implements AuthSession {
     this.dpopKey?.warm();
     let returnTo = '/';
     let requested = '';
+    let stage: SignInStep = 'return';
+    this.journey.returned();
     try {
       let nonce: unknown;
       try {
@@ -248,10 +292,13 @@ export class OidcSession implements AuthSession {
           'This sign-in response does not belong to a sign-in started by Gatehouse: its saved state has no nonce. Sign in again.',
         );
       }
+      stage = 'redeem';
       await this.provider.checkIssuer();
       // The keys come while the code is exchanged, so checking the ID token adds no round trip after it.
       this.provider.jwks.prefetch().catch(() => undefined);
       const response = await (await this.provider.tokenClient()).processSigninResponse(url);
+      this.journey.redeemed();
+      stage = 'id-token';
       if (!response.id_token) {
         throw new AuthError('id_token_invalid', 'The identity provider did not return an ID token.');
       }
@@ -266,6 +313,7 @@ export class OidcSession implements AuthSession {
       const user = userFrom(response, claims.sub, userInfo);
       this.store(user);
       this.sync.post({ type: 'session', user: user.toStorageString() });
+      this.journey.signedIn();
       return { ok: true, returnTo };
     } catch (error) {
       const optional = optionalScopeIn(requested);
@@ -277,12 +325,14 @@ export class OidcSession implements AuthSession {
           JSON.stringify([...this.refusedScopes(), optional]),
         );
         try {
-          await this.signIn(returnTo);
+          // The same journey: it goes on at the provider, with its start time and trigger.
+          await this.redirectToProvider(returnTo);
           return { ok: false, retrying: true };
         } catch {
           // signIn has set the notice; the user reads it below.
         }
       }
+      this.journey.failed(error, stage);
       const authError = toAuthError(error);
       const notice = { code: authError.code, message: authError.message };
       if (!this.user) this.setState({ status: 'signed-out', notice });
@@ -314,6 +364,7 @@ export class OidcSession implements AuthSession {
       if (this.state.status !== 'signed-out') this.setState({ status: 'signed-out' });
       return 'signed-out';
     }
+    this.journey.sessionEnded('sign-out');
     this.forget({ status: 'signing-out' });
     this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
     const revocation = this.provider.revoke(user);
@@ -333,6 +384,7 @@ export class OidcSession implements AuthSession {
           client_id: this.config.clientId,
           state: { at: this.env.now() },
         });
+        this.env.leavingFor?.(request.url);
         this.env.location.assign(request.url);
         return 'leaving';
       } catch {
@@ -405,6 +457,7 @@ export class OidcSession implements AuthSession {
   private adopt(serialized: string): void {
     const user = User.fromStorageString(serialized);
     if (user.expired && !user.refresh_token) {
+      this.journey.sessionEnded('expiry');
       this.forget({
         status: 'signed-out',
         notice: { code: 'session_expired', message: 'Your session has expired. Sign in again to continue.' },
@@ -443,6 +496,7 @@ export class OidcSession implements AuthSession {
       case 'session':
         if (message.user) this.adopt(message.user);
         else if (this.user) {
+          this.journey.sessionEnded('other-tab');
           this.forget({ status: 'signed-out', ...(message.notice ? { notice: message.notice } : {}) });
         }
         break;

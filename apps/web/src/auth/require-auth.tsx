@@ -16,7 +16,7 @@ export function RequireAuth({ children, access }: { children: ReactNode; access:
   useEffect(() => {
     if (mustSignIn) {
       const { pathname, search, hash } = window.location;
-      void signIn(`${pathname}${search}${hash}`).catch(() => undefined);
+      void signIn(`${pathname}${search}${hash}`, 'guarded-page').catch(() => undefined);
     }
   }, [mustSignIn, signIn]);
 

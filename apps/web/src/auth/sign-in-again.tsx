@@ -13,7 +13,7 @@ export function SignInAgain({ error }: { error: unknown }) {
     <button
       type="button"
       className="link-button"
-      onClick={() => void signIn(`${pathname}${search}`).catch(() => undefined)}
+      onClick={() => void signIn(`${pathname}${search}`, 'expired-session').catch(() => undefined)}
     >
       Sign in again
     </button>

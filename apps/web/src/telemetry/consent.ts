@@ -1,3 +1,5 @@
+import { REFERRED_KEY } from './referrer';
+
 /** The visitor's telemetry choice, remembered in this browser. The key is not an `ai_*` entry. */
 export type ConsentChoice = 'granted' | 'denied';
 export type ConsentState = ConsentChoice | 'ask' | 'implied';
@@ -21,7 +23,10 @@ export function storeChoice(choice: ConsentChoice, storage: Storage = localStora
   }
 }
 
-/** Removes everything the SDK kept in this browser: `ai_*` cookies and `ai_*`/`AI_*` storage entries. */
+/**
+ * Removes everything the SDK kept in this browser: `ai_*` cookies and `ai_*`/`AI_*` storage entries, and
+ * the mark that this tab's visit has sent its referrer (referrer.ts): a fresh identity is a fresh visit.
+ */
 export function forgetTelemetryState(): void {
   for (const cookie of document.cookie.split(';')) {
     const name = cookie.split('=')[0]?.trim();
@@ -30,4 +35,5 @@ export function forgetTelemetryState(): void {
   for (const storage of [localStorage, sessionStorage]) {
     for (const key of Object.keys(storage)) if (/^ai_/i.test(key)) storage.removeItem(key);
   }
+  sessionStorage.removeItem(REFERRED_KEY);
 }

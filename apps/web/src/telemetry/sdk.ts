@@ -1,4 +1,5 @@
 import { ApplicationInsights, type ITelemetryItem } from '@microsoft/applicationinsights-web';
+import { VisitReferrer } from './referrer';
 import { scrubDeep } from './scrub';
 import { sdkConfiguration } from './telemetry-settings';
 
@@ -6,7 +7,7 @@ import { sdkConfiguration } from './telemetry-settings';
 export interface TelemetrySdk {
   trackPageView(name: string, uri: string, durationMs: number | undefined): void;
   trackException(error: Error, properties: Record<string, string>): void;
-  trackEvent(name: string, properties: Record<string, string>): void;
+  trackEvent(name: string, properties: Record<string, string>, measurements: Record<string, number>): void;
   trackMetric(name: string, value: number, properties: Record<string, string>): void;
   trackTrace(message: string, properties: Record<string, string>): void;
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
@@ -16,14 +17,21 @@ export interface TelemetrySdk {
   unload(): void;
 }
 
-export function startSdk(connectionString: string, appOrigin: string): TelemetrySdk {
+/** `providerHosts`: the identity provider's hosts, never a referrer (the set may grow later). */
+export function startSdk(
+  connectionString: string,
+  appOrigin: string,
+  providerHosts: ReadonlySet<string> = new Set(),
+): TelemetrySdk {
   const appInsights = new ApplicationInsights({ config: sdkConfiguration(connectionString, appOrigin) });
   appInsights.loadAppInsights();
+  const referrer = new VisitReferrer(appOrigin, window.sessionStorage, providerHosts);
   let roles = '';
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
     // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
     if (roles) item.data = { ...item.data, roles };
+    referrer.apply(item);
     scrubDeep(item.baseData);
     scrubDeep(item.data);
     scrubDeep(item.tags);
@@ -36,7 +44,8 @@ export function startSdk(connectionString: string, appOrigin: string): Telemetry
         durationMs === undefined ? { name, uri } : { name, uri, properties: { duration: durationMs } },
       ),
     trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
-    trackEvent: (name, properties) => appInsights.trackEvent({ name, properties }),
+    trackEvent: (name, properties, measurements) =>
+      appInsights.trackEvent({ name, properties, measurements }),
     trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
     setAuthenticatedUser: (id, userRoles) => {

@@ -235,3 +235,33 @@ describe('TelemetryClient', () => {
     });
   });
 });
+
+describe('what the sign-in telemetry relies on', () => {
+  afterEach(() => sessionStorage.clear());
+
+  it('says whether the SDK took an event at once, and sends its measurements', async () => {
+    const sdk = fakeSdk();
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    expect(client.trackEvent('gatehouse.sign-in', { outcome: 'started' })).toBe(false);
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    expect(client.trackEvent('gatehouse.sign-in', { outcome: 'signed-in' }, { durationMs: 812 })).toBe(true);
+    expect(sdk.trackEvent).toHaveBeenLastCalledWith(
+      'gatehouse.sign-in',
+      { outcome: 'signed-in' },
+      { durationMs: 812 },
+    );
+  });
+
+  it("hands the SDK the provider's hosts: the issuer, and where this tab was sent before the page left", async () => {
+    const startSdk = vi.fn((_cs: string, _origin: string, _hosts: ReadonlySet<string>) => fakeSdk());
+    new TelemetryClient().ignoreReferrersFrom('https://login.example:8443/authorize?client_id=x&state=s');
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
+    client.start(() =>
+      Promise.resolve({ ...runtime('implied'), providerUrl: 'https://issuer.example/tenant/v2.0' }),
+    );
+    await settle();
+    expect([...(startSdk.mock.calls[0]?.[2] ?? [])].sort()).toEqual(['issuer.example', 'login.example:8443']);
+    expect(sessionStorage.getItem('gatehouse.telemetry-provider-hosts')).not.toContain('state');
+  });
+});

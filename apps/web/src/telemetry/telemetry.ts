@@ -6,13 +6,19 @@ import {
   type ConsentChoice,
   type ConsentState,
 } from './consent';
+import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
 import type { WebVital } from './web-vitals';
 
 export interface TelemetryRuntime {
   connectionString: string;
   consent: 'ask' | 'implied';
+  /** The identity provider's issuer: never counted as a referrer. */
+  providerUrl?: string | undefined;
 }
+
+/** The provider hosts this tab was sent to, kept across the redirect (not personal: the provider's host). */
+const PROVIDER_HOSTS_KEY = 'gatehouse.telemetry-provider-hosts';
 
 type Command = (sdk: TelemetrySdk) => void;
 /** `pending` until the first paint has passed; `unavailable` when the SDK could not load. */
@@ -43,10 +49,12 @@ export class TelemetryClient {
   /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
   private vitalsBeforeLanding: WebVital[] = [];
   private watchingVitals = false;
+  /** Hosts of the identity provider: a page view's referrer is never one of them. */
+  private readonly providerHosts = new Set<string>(storedProviderHosts());
 
   constructor(
     private readonly loadSdk: () => Promise<{
-      startSdk: (cs: string, origin: string) => TelemetrySdk;
+      startSdk: (cs: string, origin: string, providerHosts: ReadonlySet<string>) => TelemetrySdk;
     }> = () => import('./sdk'),
     private readonly loadWebVitals: () => Promise<{
       watchWebVitals: (report: (vital: WebVital) => void) => void;
@@ -67,6 +75,7 @@ export class TelemetryClient {
       readRuntime().then(
         (runtime) => {
           this.runtime = runtime;
+          if (runtime.providerUrl) this.ignoreReferrersFrom(runtime.providerUrl, false);
           this.setConsent(runtime.consent === 'implied' ? 'implied' : (storedChoice() ?? 'ask'));
         },
         () => this.switchOff(),
@@ -93,6 +102,22 @@ export class TelemetryClient {
     this.setConsent(choice);
   }
 
+  /**
+   * The browser is sent to the identity provider (sign-in, sign-out): when it comes back, the
+   * provider's host is not where the visit came from. Kept in this tab's storage across the redirect.
+   */
+  ignoreReferrersFrom(url: string, keep = true): void {
+    const host = hostOf(url);
+    if (host === undefined || this.providerHosts.has(host)) return;
+    this.providerHosts.add(host);
+    if (!keep) return;
+    try {
+      sessionStorage.setItem(PROVIDER_HOSTS_KEY, JSON.stringify([...this.providerHosts]));
+    } catch {
+      // Without storage, the issuer (from the runtime configuration) is still excluded.
+    }
+  }
+
   /** Shows the banner again so the choice can be changed. */
   reconsider(): void {
     if (this.consent === 'granted' || this.consent === 'denied') this.setConsent('ask');
@@ -113,9 +138,17 @@ export class TelemetryClient {
     this.run((sdk) => sdk.trackException(asError, properties));
   }
 
-  /** A product event, such as "Report exported"; properties must not hold personal data. */
-  trackEvent(name: string, properties: Record<string, string> = {}): void {
-    this.run((sdk) => sdk.trackEvent(name, properties));
+  /**
+   * A product event, such as "Report exported"; properties must not hold personal data. True when the
+   * SDK took it at once (its session-storage buffer then keeps it if the page leaves), false when it
+   * waits in the queue or is dropped.
+   */
+  trackEvent(
+    name: string,
+    properties: Record<string, string> = {},
+    measurements: Record<string, number> = {},
+  ): boolean {
+    return this.run((sdk) => sdk.trackEvent(name, properties, measurements));
   }
 
   trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
@@ -179,11 +212,16 @@ export class TelemetryClient {
 
   // --- internals ---
 
-  private run(command: Command): void {
-    if (this.sdk && !this.awaitingUser) command(this.sdk);
-    else if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
+  /** True when the command ran at once. */
+  private run(command: Command): boolean {
+    if (this.sdk && !this.awaitingUser) {
+      command(this.sdk);
+      return true;
+    }
+    if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
       this.queue.push(command);
     }
+    return false;
   }
 
   private setConsent(consent: ConsentState): void {
@@ -199,7 +237,7 @@ export class TelemetryClient {
     this.loading = this.loadSdk().then(
       ({ startSdk }) => {
         if (this.consent === 'denied') return;
-        this.sdk = startSdk(runtime.connectionString, window.location.origin);
+        this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();
         this.drain();
@@ -262,6 +300,15 @@ export class TelemetryClient {
   private readonly onEarlyRejection = (event: PromiseRejectionEvent) => {
     this.trackException(event.reason, { source: 'unhandledrejection' });
   };
+}
+
+function storedProviderHosts(): string[] {
+  try {
+    const stored: unknown = JSON.parse(sessionStorage.getItem(PROVIDER_HOSTS_KEY) ?? '[]');
+    return Array.isArray(stored) ? stored.filter((host): host is string => typeof host === 'string') : [];
+  } catch {
+    return [];
+  }
 }
 
 export const telemetry = new TelemetryClient();
