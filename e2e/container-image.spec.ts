@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { port } from '../playwright.config';
-import { buildImage, podman, ULIMITS } from '../scripts/container-image.mjs';
+import { buildImage, E2E_IMAGE, podman, ULIMITS } from '../scripts/container-image.mjs';
 import { ACCOUNTS, requireTool, signIn } from './support';
 import { hidePage, recordTelemetry, waitForSdk, type Envelope } from './telemetry-support';
 
@@ -16,7 +16,7 @@ const APP_PORT = port(74);
 const IDP_PORT = port(75);
 const ORIGIN = `http://localhost:${APP_PORT}`;
 const PROVIDER = `http://localhost:${IDP_PORT}`;
-const TAG = 'localhost/gatehouse:e2e';
+const TAG = E2E_IMAGE;
 const NAME = `gatehouse-e2e-${APP_PORT}`;
 const VOLUME = `${NAME}-data`;
 

@@ -8,8 +8,17 @@
 //
 // The image is built from the repository's built output: run `npm run build` first (npm test does).
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, renameSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +39,8 @@ export const BASE_RECIPE = {
 const recipeHash = createHash('sha256').update(JSON.stringify(BASE_RECIPE)).digest('hex').slice(0, 12);
 export const LOCAL_BASE = `localhost/gatehouse-base:${recipeHash}`;
 export const IMAGE = 'localhost/gatehouse:latest';
+/** The tag the end-to-end specs build and share. */
+export const E2E_IMAGE = 'localhost/gatehouse:e2e';
 
 /** Where the base's root file system is kept between runs, so a reset Podman store does not debootstrap again. */
 const cacheDir = () =>
@@ -185,6 +196,69 @@ export function buildImage({ localBase = false, tag = IMAGE, log = console.info 
   const seconds = (Date.now() - started) / 1000;
   const bytes = Number(podman(['image', 'inspect', tag, '--format', '{{.Size}}']).trim());
   return { tag, seconds, bytes };
+}
+
+/**
+ * Redis and HAProxy from Debian on the local base, for the compose and Kubernetes tests on machines that
+ * reach no registry (where the official `redis` and `haproxy` images would be used). The same commands
+ * start them: `redis-server` and `haproxy` are on PATH in both.
+ */
+export function ensureToolsImage(log = console.info) {
+  const base = ensureLocalBase(log);
+  const tag = `localhost/gatehouse-tools:${recipeHash}`;
+  if (imageExists(tag)) return tag;
+  const context = mkdtempSync(join(tmpdir(), 'gatehouse-tools-'));
+  try {
+    writeFileSync(
+      join(context, 'Containerfile'),
+      [
+        `FROM ${base}`,
+        'RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server haproxy && rm -rf /var/lib/apt/lists/*',
+        'USER 65532:65532',
+      ].join('\n'),
+    );
+    podman(['build', ...ULIMITS, '--tag', tag, context], { stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    rmSync(context, { recursive: true, force: true });
+  }
+  return tag;
+}
+
+/**
+ * Podman's Docker-compatible API on a socket of its own, for docker-compose (Debian's, 1.29: it honours
+ * `network_mode: host`, which Debian's podman-compose 1.0.3 does not). Its containers get runc and the
+ * limits above through a containers.conf of their own. `env`: what docker-compose needs to reach it.
+ */
+export async function startComposeEngine() {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-engine-'));
+  const conf = join(dir, 'containers.conf');
+  const [nofile, nproc] = [ULIMITS[1], ULIMITS[3]];
+  writeFileSync(
+    conf,
+    `[containers]\ndefault_ulimits = ["${nofile}", "${nproc}"]\n[engine]\nruntime = "runc"\n`,
+  );
+  const socket = join(dir, 'podman.sock');
+  const service = spawn('podman', [...PODMAN, 'system', 'service', '--time=0', `unix://${socket}`], {
+    env: { ...process.env, CONTAINERS_CONF: conf },
+    stdio: 'ignore',
+  });
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(socket)) {
+    if (service.exitCode !== null || Date.now() > deadline)
+      throw new Error("Podman's API service did not start");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    env: { ...process.env, DOCKER_HOST: `unix://${socket}`, CONTAINERS_CONF: conf },
+    async stop() {
+      if (service.exitCode === null && service.signalCode === null) {
+        const exited = new Promise((resolve) => service.once('exit', resolve));
+        service.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

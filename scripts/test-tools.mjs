@@ -85,7 +85,8 @@ const program = (name, debianPath) => () => {
 
 /**
  * Podman with what the container specs ask of it: runc (crun refuses some kernels' cgroups),
- * podman-compose, and debootstrap for the locally made base image.
+ * docker-compose (run against Podman's Docker-compatible socket), and debootstrap for the locally made
+ * base image.
  */
 export function findPodman() {
   if (process.platform !== 'linux')
@@ -93,7 +94,7 @@ export function findPodman() {
   const parts = [
     ['podman', '/usr/bin/podman'],
     ['runc', '/usr/sbin/runc'],
-    ['podman-compose', '/usr/bin/podman-compose'],
+    ['docker-compose', '/usr/bin/docker-compose'],
     ['debootstrap', '/usr/sbin/debootstrap'],
   ];
   const absent = parts
@@ -154,9 +155,9 @@ export const TOOLS = {
     otherwise: 'install HAProxy 2.6 or later from your package manager',
   },
   podman: {
-    what: 'Podman, runc and debootstrap (the container image, compose and Kubernetes specs)',
+    what: 'Podman, runc, docker-compose and debootstrap (the container image and compose specs)',
     find: findPodman,
-    debian: ['podman', 'runc', 'debootstrap', 'podman-compose', 'uidmap', 'slirp4netns', 'fuse-overlayfs'],
+    debian: ['podman', 'runc', 'debootstrap', 'docker-compose', 'uidmap', 'slirp4netns', 'fuse-overlayfs'],
     otherwise: 'install Podman 4.3 or later, runc and debootstrap (the image base is made locally)',
   },
   'django-oauth-toolkit': {
