@@ -1,6 +1,6 @@
 import { expect, test } from '@playwright/test';
 import { port } from '../playwright.config';
-import { buildImage, E2E_IMAGE, podman, ULIMITS } from '../scripts/container-image.mjs';
+import { buildImage, E2E_IMAGE, podman, runHardened, ULIMITS } from '../scripts/container-image.mjs';
 import { ACCOUNTS, requireTool, signIn } from './support';
 import { hidePage, recordTelemetry, waitForSdk, type Envelope } from './telemetry-support';
 
@@ -60,40 +60,19 @@ test('the image signs in, keeps its telemetry across a restart, runs as no root 
   page,
 }) => {
   test.setTimeout(180_000);
-  podman([
-    'run',
-    '--detach',
-    '--name',
-    NAME,
-    // The bundled provider listens on localhost only: the browser reaches it through the host's network.
-    '--network',
-    'host',
-    '--read-only',
-    '--read-only-tmpfs=false',
-    '--cap-drop',
-    'all',
-    '--security-opt',
-    'no-new-privileges',
-    // Checked once below (podman healthcheck run): its timer would need systemd, which CI may not run.
-    '--health-interval',
-    'disable',
-    ...ULIMITS,
-    '--volume',
-    `${VOLUME}:/data`,
-    '--env',
-    `PORT=${APP_PORT}`,
-    '--env',
-    `IDP_PORT=${IDP_PORT}`,
-    '--env',
-    `PUBLIC_ORIGIN=${ORIGIN}`,
-    '--env',
-    'ALLOW_BUNDLED_DEV_IDP=1',
-    '--env',
-    'GATEHOUSE_SINGLE_REPLICA=1',
-    '--env',
-    'TELEMETRY_CONSENT=implied',
-    TAG,
-  ]);
+  runHardened({
+    name: NAME,
+    volume: VOLUME,
+    image: TAG,
+    env: {
+      PORT: String(APP_PORT),
+      IDP_PORT: String(IDP_PORT),
+      PUBLIC_ORIGIN: ORIGIN,
+      ALLOW_BUNDLED_DEV_IDP: '1',
+      GATEHOUSE_SINGLE_REPLICA: '1',
+      TELEMETRY_CONSENT: 'implied',
+    },
+  });
   const startSeconds = await untilAnswers(`${ORIGIN}/readyz`);
   console.info(`ready ${startSeconds.toFixed(1)} s after podman run`);
   expect(podman(['healthcheck', 'run', NAME]).trim()).toBe('');

@@ -16,3 +16,10 @@ export function buildImage(options?: { localBase?: boolean; tag?: string; log?: 
 };
 export function ensureToolsImage(log?: (line: string) => void): string;
 export function startComposeEngine(): Promise<{ env: NodeJS.ProcessEnv; stop(): Promise<void> }>;
+export function runHardened(options: {
+  name: string;
+  volume: string;
+  image: string;
+  env?: Record<string, string>;
+  argv?: string[];
+}): string;

@@ -10,10 +10,12 @@
 import { createHash } from 'node:crypto';
 import { execFileSync, spawn } from 'node:child_process';
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   renameSync,
   symlinkSync,
@@ -54,6 +56,36 @@ const cacheDir = () =>
 export const PODMAN = ['--runtime', 'runc'];
 /** Limits for every container started or built: the engine's defaults exceed what some hosts allow. */
 export const ULIMITS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
+
+/**
+ * Starts `image` as the docs say to run it: read-only root with no tmpfs, every capability dropped,
+ * no new privileges, `volume` on /data, on the host's network (the bundled provider listens on localhost
+ * only). The health check's timer is off (it needs systemd): `podman healthcheck run` asks it once.
+ */
+export function runHardened({ name, volume, image, env = {}, argv = [] }) {
+  return podman([
+    'run',
+    '--detach',
+    '--name',
+    name,
+    '--network',
+    'host',
+    '--read-only',
+    '--read-only-tmpfs=false',
+    '--cap-drop',
+    'all',
+    '--security-opt',
+    'no-new-privileges',
+    '--health-interval',
+    'disable',
+    ...ULIMITS,
+    '--volume',
+    `${volume}:/data`,
+    ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+    image,
+    ...argv,
+  ]);
+}
 
 /** Runs podman with the global flags; its output as text, its complaints in the error it throws. */
 export function podman(args, options = {}) {
@@ -158,6 +190,37 @@ export function ensureLocalBase(log = console.info) {
   return LOCAL_BASE;
 }
 
+/** The paths `pattern` names under `dir`, each `*` segment read from the folder it stands in. */
+function expand(dir, pattern) {
+  const [first, ...rest] = pattern.split('/');
+  const names = first === '*' ? readdirSync(dir) : [first];
+  return names
+    .filter((name) => existsSync(join(dir, name)))
+    .flatMap((name) =>
+      rest.length === 0 ? [name] : expand(join(dir, name), rest.join('/')).map((path) => join(name, path)),
+    );
+}
+
+/**
+ * The build context: what .dockerignore lets through (its `!` lines), copied to a folder of its own, so
+ * the engine does not walk node_modules to apply the ignore file (half a minute on a warm cache).
+ */
+function stageContext() {
+  const staging = mkdtempSync(join(tmpdir(), 'gatehouse-context-'));
+  const context = join(staging, 'context');
+  const allowed = readFileSync(join(root, '.dockerignore'), 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('!'))
+    .flatMap((line) => expand(root, line.slice(1)));
+  for (const path of allowed) {
+    cpSync(join(root, path), join(context, path), {
+      recursive: true,
+      filter: (source) => !/\.(map|tsbuildinfo)$/.test(source),
+    });
+  }
+  return staging;
+}
+
 /**
  * Builds the image from the repository (its built output must be there: `npm run build`); the base is
  * the local one when `localBase`. Returns the seconds it took and the image's size in bytes.
@@ -172,27 +235,32 @@ export function buildImage({ localBase = false, tag = IMAGE, log = console.info 
   }
   const base = localBase ? ensureLocalBase(log) : undefined;
   const started = Date.now();
-  podman(
-    [
-      'build',
-      // Docker's format keeps HEALTHCHECK, which the OCI format has no field for.
-      '--format',
-      'docker',
-      ...ULIMITS,
-      ...(base ? ['--build-arg', `BASE_IMAGE=${base}`] : []),
-      // A TLS-inspecting proxy between this machine and the npm registry: its CA for `npm ci`, as a
-      // secret, so it stays out of the image.
-      ...(process.env.NODE_EXTRA_CA_CERTS && existsSync(process.env.NODE_EXTRA_CA_CERTS)
-        ? ['--secret', `id=extra-ca,src=${process.env.NODE_EXTRA_CA_CERTS}`]
-        : []),
-      '--tag',
-      tag,
-      '--file',
-      'Containerfile',
-      '.',
-    ],
-    { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+  const staging = stageContext();
+  try {
+    podman(
+      [
+        'build',
+        // Docker's format keeps HEALTHCHECK, which the OCI format has no field for.
+        '--format',
+        'docker',
+        ...ULIMITS,
+        ...(base ? ['--build-arg', `BASE_IMAGE=${base}`] : []),
+        // A TLS-inspecting proxy between this machine and the npm registry: its CA for `npm ci`, as a
+        // secret, so it stays out of the image.
+        ...(process.env.NODE_EXTRA_CA_CERTS && existsSync(process.env.NODE_EXTRA_CA_CERTS)
+          ? ['--secret', `id=extra-ca,src=${process.env.NODE_EXTRA_CA_CERTS}`]
+          : []),
+        '--tag',
+        tag,
+        '--file',
+        join(root, 'Containerfile'),
+        'context',
+      ],
+      { cwd: staging, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
   const seconds = (Date.now() - started) / 1000;
   const bytes = Number(podman(['image', 'inspect', tag, '--format', '{{.Size}}']).trim());
   return { tag, seconds, bytes };
