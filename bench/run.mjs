@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { run as container } from './container.mjs';
 import { run as dpop } from './dpop.mjs';
 import { run as firstPaintAndSignIn } from './first-paint-and-sign-in.mjs';
 import { run as replicas } from './replicas.mjs';
@@ -14,6 +15,7 @@ const results = {
   dpop: await dpop(),
   telemetry: await telemetry(),
   replicas: await replicas(),
+  container: await container(),
 };
 
 // The collector's benchmarks run in processes of their own (they start worker threads and fill stores).

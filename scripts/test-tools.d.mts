@@ -8,7 +8,8 @@ export type Found = {
   fix?: string;
 };
 
-export type ToolName = 'chromium' | 'firefox' | 'webkit' | 'redis' | 'haproxy' | 'django-oauth-toolkit';
+export type ToolName =
+  'chromium' | 'firefox' | 'webkit' | 'redis' | 'haproxy' | 'podman' | 'django-oauth-toolkit';
 
 export const TOOLS: Record<
   ToolName,
@@ -20,6 +21,7 @@ export function inCi(): boolean;
 export function findChromium(): Found;
 export function findFirefox(): Found;
 export function findWebKit(): Found;
+export function findPodman(): Found;
 export function findDjangoOAuthToolkit(): Found;
 /** Null when the tool is here, else the one line that says what is missing and how to get it. */
 export function lacking(name: ToolName): string | null;

@@ -83,6 +83,28 @@ const program = (name, debianPath) => () => {
   return path ? { path } : { missing: name };
 };
 
+/**
+ * Podman with what the container specs ask of it: runc (crun refuses some kernels' cgroups),
+ * docker-compose (run against Podman's Docker-compatible socket), and debootstrap for the locally made
+ * base image.
+ */
+export function findPodman() {
+  if (process.platform !== 'linux')
+    return { missing: 'Podman', fix: 'the container specs run on Linux only' };
+  const parts = [
+    ['podman', '/usr/bin/podman'],
+    ['runc', '/usr/sbin/runc'],
+    ['docker-compose', '/usr/bin/docker-compose'],
+    ['debootstrap', '/usr/sbin/debootstrap'],
+  ];
+  const absent = parts
+    .filter(([name, path]) => !(firstExisting([path]) ?? onPath(name)))
+    .map(([name]) => name);
+  return absent.length === 0
+    ? { path: firstExisting(['/usr/bin/podman']) ?? onPath('podman') }
+    : { missing: absent.join(', ') };
+}
+
 /** Django OAuth Toolkit for Debian's python3 (the independent-provider spec). */
 export function findDjangoOAuthToolkit() {
   if (!isDebian())
@@ -131,6 +153,12 @@ export const TOOLS = {
     find: program('haproxy', '/usr/sbin/haproxy'),
     debian: ['haproxy'],
     otherwise: 'install HAProxy 2.6 or later from your package manager',
+  },
+  podman: {
+    what: 'Podman, runc, docker-compose and debootstrap (the container image and compose specs)',
+    find: findPodman,
+    debian: ['podman', 'runc', 'debootstrap', 'docker-compose', 'uidmap', 'slirp4netns', 'fuse-overlayfs'],
+    otherwise: 'install Podman 4.3 or later, runc and debootstrap (the image base is made locally)',
   },
   'django-oauth-toolkit': {
     what: 'Django OAuth Toolkit (the independent-provider spec)',
