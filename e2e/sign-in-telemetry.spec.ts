@@ -70,3 +70,87 @@ test('a sign-in is reported step by step, with its duration, and the provider is
     expect(post.answer?.itemsAccepted).toBe(post.envelopes.length);
   }
 });
+
+test('the Sign-in section shows each journey with its reason and step: a cancel, a tampered state, a renewal and a refused one, an expired token at the API', async ({
+  page,
+  browser,
+  request,
+}) => {
+  test.setTimeout(180_000);
+  await misbehave(request, null, { accessTokenTtlSeconds: 6 });
+  const telemetry = await recordTelemetry(page);
+  const renewals = (outcome: string) =>
+    telemetry
+      .envelopes()
+      .filter(
+        (e) =>
+          e.data.baseType === 'EventData' &&
+          e.data.baseData.name === 'gatehouse.renewal' &&
+          propertiesOf(e).outcome === outcome,
+      ).length;
+  await page.goto('/');
+  await acceptUsageData(page);
+  await waitForSdk(page);
+
+  // Cancelled at the provider: access_denied, at the provider's step.
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.getByRole('heading', { name: 'Sign-in failed' })).toBeVisible();
+
+  // A callback whose state is not this tab's: state_mismatch, at the return.
+  await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(new RegExp(`^${IDP}/`));
+  await page.goto(`${APP}/callback?code=forged-code&state=forged-state`);
+  await expect(page.getByRole('heading', { name: 'Sign-in failed' })).toBeVisible();
+
+  // Signed in; the access token lives 6 s: the app renews it, and the first one expires.
+  const callbackRequest = page.waitForRequest(
+    (r) => r.url().startsWith(`${APP}/callback?code=`) && !r.url().includes('forged'),
+  );
+  await signIn(page, ACCOUNTS.alice);
+  const callback = new URL((await callbackRequest).url());
+  const tokens = await sessionTokens(page);
+  const { access_token: first } = tokens;
+  expect(first).toBeTruthy();
+  await expect.poll(() => renewals('succeeded'), { timeout: 30_000 }).toBeGreaterThan(0);
+  const refused = await request.get(`${APP}/api/me`, { headers: { Authorization: `Bearer ${first}` } });
+  expect(refused.status()).toBe(401);
+
+  // The provider refuses the next renewal: the session ends, and the failure is reported.
+  await misbehave(request, 'refresh-fails', { accessTokenTtlSeconds: 6 });
+  await expect.poll(() => renewals('failed'), { timeout: 30_000 }).toBeGreaterThan(0);
+  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
+  await hidePage(page);
+  // The leak scan, over every item these journeys sent.
+  expectNoSecretsPosted(telemetry.posts, callback, tokens, [ACCOUNTS.alice.name, ACCOUNTS.alice.email]);
+
+  // An admin reads the section (its own sign-in counted too). The server sends its refusals once a minute.
+  const admin = await (await browser.newContext()).newPage();
+  await admin.goto('/');
+  await admin.getByRole('button', { name: 'Decline' }).click();
+  await signIn(admin, ACCOUNTS.admin);
+  await admin.goto('/usage?range=1h#sign-in');
+  const section = admin.locator('#sign-in');
+  await expect
+    .poll(
+      async () => {
+        await admin.reload();
+        const failures =
+          (await section.getByTestId('sign-in-failures').textContent({ timeout: 10_000 })) ?? '';
+        const ends = (await section.getByTestId('sign-in-refusals').textContent({ timeout: 10_000 })) ?? '';
+        return [
+          failures.includes('access_deniedprovider'),
+          failures.includes('state_mismatchreturn'),
+          ends.includes('Session endedrenewal-failed'),
+          ends.includes('API request refusedexpired'),
+        ];
+      },
+      { timeout: 100_000, intervals: [2_000, 5_000] },
+    )
+    .toEqual([true, true, true, true]);
+  await expect(section.getByTestId('sign-in-figures')).toContainText('Success rate');
+  const funnel = await section.getByTestId('sign-in-funnel').textContent();
+  expect(funnel).toMatch(/Started: \d+/);
+  expect(funnel).toMatch(/Signed in: [1-9]/);
+  await admin.context().close();
+});

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Access } from './access.js';
 import {
   customEventsSchema,
@@ -19,19 +19,24 @@ import {
   newAnnotationBody,
 } from './annotations.js';
 import { apiUserSchema, telemetryUserSchema } from './me.js';
+import { signInFailureReasons } from './sign-in-events.js';
 import {
   breakdownsSchema,
+  countSchema,
   dependenciesSchema,
+  estimatesSchema,
   erasedSchema,
   exceptionsSchema,
   noQuery,
   overviewSchema,
   pagesSchema,
+  periodFields,
   rangeQuery,
   sessionParams,
   sessionsQuery,
   sessionsSchema,
   sessionTimelineSchema,
+  timeSchema,
   timeseriesSchema,
   userParams,
 } from './usage.js';
@@ -249,6 +254,89 @@ export const endpoints = {
       'User flows around one page: the most common pages one and two steps before and after it within sessions',
     query: userFlowsQuery,
     response: userFlowsSchema,
+  }),
+  usageSignIn: usage({
+    method: 'get',
+    path: '/usage/sign-in',
+    summary:
+      "Sign-in health (ADR 0109): the journey's funnel and success rate against the previous period, the time to sign in, failures by reason and step, renewals per chart bucket, how sessions ended, the API's refusals by reason (of every request: the server's counts have no segment), and whether the last hour's failed sign-ins are far above the week before's",
+    query: rangeQuery,
+    response: z
+      .strictObject({
+        ...periodFields,
+        bucketMs: z
+          .int()
+          .min(1)
+          .meta({ description: "Width of each renewals bucket (the period's chart buckets)" }),
+        funnel: z
+          .strictObject({
+            started: countSchema,
+            returned: countSchema,
+            redeemed: countSchema,
+            signedIn: countSchema,
+            failed: countSchema,
+          })
+          .meta({ description: 'Sign-in journeys by the furthest step reported, in the period' }),
+        successRate: z
+          .number()
+          .min(0)
+          .max(1)
+          .nullable()
+          .meta({ description: 'Signed in, of those that ended (signed in or failed); null when none did' }),
+        previousSuccessRate: z.number().min(0).max(1).nullable(),
+        change: z
+          .number()
+          .nullable()
+          .meta({ description: 'successRate − previousSuccessRate (a difference of shares)' }),
+        timeToSignIn: z.strictObject({ p50Ms: z.number().nullable(), p95Ms: z.number().nullable() }).meta({
+          description: 'From pressing Sign in (or being sent) to signed in, the provider’s page included',
+        }),
+        failures: z
+          .array(
+            z.strictObject({
+              reason: z
+                .string()
+                .meta({ description: `One of ${signInFailureReasons.length} codes (sign-in-events.ts)` }),
+              step: z.string(),
+              count: countSchema,
+            }),
+          )
+          .meta({ description: 'Failed sign-ins by reason and step, the most frequent first (at most 100)' }),
+        renewals: z
+          .array(
+            z.strictObject({
+              start: timeSchema,
+              succeeded: countSchema,
+              failed: countSchema,
+              forcedSignIn: countSchema,
+            }),
+          )
+          .meta({ description: 'Token renewals per bucket, every bucket listed' }),
+        sessionEnds: z.array(z.strictObject({ reason: z.string(), count: countSchema })),
+        refusals: z
+          .array(z.strictObject({ reason: z.string(), count: countSchema }))
+          .meta({ description: "The API's refused requests by reason, the most frequent first" }),
+        alert: z
+          .strictObject({
+            raised: z.boolean(),
+            lastHour: z.strictObject({
+              ended: countSchema,
+              failed: countSchema,
+              rate: z.number().nullable(),
+            }),
+            weekBefore: z.strictObject({
+              ended: countSchema,
+              failed: countSchema,
+              rate: z.number().nullable(),
+            }),
+          })
+          .meta({
+            description:
+              "The last hour's failed sign-ins against the 7 days before it (whatever the period or segment): raised when at least 5 failed and the hour's rate is 3 standard errors above the week's",
+          }),
+        estimates: estimatesSchema(['p50Ms', 'p95Ms']),
+      })
+      .meta({ id: 'SignInHealth' }),
   }),
 } as const satisfies Record<string, Endpoint>;
 

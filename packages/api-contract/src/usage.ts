@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { CustomEvents, Experience, Funnel } from './analytics.js';
 
 /** The periods the usage API answers for: the last hour, day, week or 30 days. */
 export const usageRanges = ['1h', '24h', '7d', '30d'] as const;
@@ -418,12 +417,8 @@ export type Timeseries = z.infer<typeof timeseriesSchema>;
 export type PageRow = z.infer<typeof pageRowSchema>;
 export type Pages = z.infer<typeof pagesSchema>;
 /** One estimated field of an answer (Pages, Dependencies, Custom events, Experience). */
-export type Estimate =
-  | Pages['estimates'][number]
-  | Dependencies['estimates'][number]
-  | CustomEvents['estimates'][number]
-  | Experience['estimates'][number]
-  | Funnel['estimates'][number];
+/** One figure of an answer that is an estimate (estimatesSchema), whichever answer it is of. */
+export type Estimate = Omit<Pages['estimates'][number], 'field'> & { field: string };
 export type ExceptionGroup = z.infer<typeof exceptionGroupSchema>;
 export type Exceptions = z.infer<typeof exceptionsSchema>;
 export type DependencyRow = z.infer<typeof dependencyRowSchema>;

@@ -16,6 +16,7 @@ import {
   timeseriesOnLogAnalytics,
 } from '../log-analytics/log-analytics-queries.js';
 import type { DashboardQuery, DashboardRunner } from './dashboard-query.js';
+import { signInHealth } from './sign-in-health.js';
 
 /**
  * Every query behind a dashboard panel, once, keyed by the contract endpoint it answers (ADR 0102). The
@@ -69,6 +70,7 @@ export const dashboardQueries = {
       portalBlade: 'userFlows',
     },
   },
+  usageSignIn: signInHealth,
 } satisfies { [N in EndpointName]?: DashboardQuery<N> };
 
 export type DashboardQueryName = keyof typeof dashboardQueries;

@@ -4,7 +4,7 @@ import { createLogAnalyticsQueries, type Row } from '../log-analytics/log-analyt
 import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import type { TestCollector } from '../test-support/server.js';
 import { collectorWith } from '../test-support/stored-fixtures.js';
-import { resultColumns } from '../test-support/kusto.js';
+import { diagnose, resultColumns } from '../test-support/kusto.js';
 import { dashboardQueries } from './dashboard-queries.js';
 import { runOnLogAnalytics, runOnStore } from './dashboard-query.js';
 import type { UsageReader } from '../analytics/sql.js';
@@ -105,6 +105,28 @@ describe('the same answer from the store and from Log Analytics, for every query
     }).usage[name]({ ...options, now });
     expect(fromWorkspace).toEqual(fromStore);
     expect(resultColumns(kql.at(-1) ?? '')).toEqual(expect.arrayContaining(Object.keys(rows()[0] ?? {})));
+  });
+
+  it('usageSignIn: four questions, each asked of both, one shaper; KQL the language service accepts', async () => {
+    const now = Date.now();
+    const reads: Row[][] = [];
+    const reader = running.collector.sink.store;
+    const spy: UsageReader = {
+      ...reader,
+      read: async (sql, values) => reads[reads.push(await reader.read(sql, values)) - 1]!,
+      export: (f) => reader.export(f),
+      erase: (u) => reader.erase(u),
+    };
+    const fromStore = await runOnStore(dashboardQueries, spy)('usageSignIn', { ...options, now });
+    const bucket = { from: Date.parse(fromStore.from), bucketMs: fromStore.bucketMs };
+    const kql: string[] = [];
+    const fromWorkspace = await runOnLogAnalytics(dashboardQueries, (query) => {
+      kql.push(query);
+      return Promise.resolve(asKusto(reads[kql.length - 1] ?? [], bucket));
+    })('usageSignIn', { ...options, now });
+    expect(withoutEstimates(fromWorkspace)).toEqual(withoutEstimates(fromStore));
+    expect(kql).toHaveLength(4);
+    for (const query of kql) expect(diagnose(query)).toEqual([]);
   });
 
   it('the registry answers every query on the store; those without KQL say so', () => {

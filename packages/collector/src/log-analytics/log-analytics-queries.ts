@@ -92,7 +92,7 @@ export interface LogAnalyticsQueries {
  * the ranks). (https://learn.microsoft.com/kusto/query/dcount-aggregation-function and
  * percentiles-aggregation-function.)
  */
-function kustoPercentile<F extends string>(field: F) {
+export function kustoPercentile<F extends string>(field: F) {
   return {
     field,
     kind: 'percentile' as const,

@@ -153,6 +153,34 @@ export const derivedColumns = [
     cast: null,
     value: () => SIGNED_IN_SQL,
   },
+  // What the sign-in health panel reads of Gatehouse's own events and the server's refusal metric
+  // (ADR 0109): a custom event's outcome, reason and step properties and its durationMs measurement, a
+  // metric's reason; read from the envelope once at load, so that panel reads no JSON. At most 64
+  // characters: these are codes (a longer value is not one of them, and is kept whole in the envelope).
+  ...(['outcome', 'reason', 'step'] as const).map((property) => ({
+    column: `event_${property}` as const,
+    sql: 'VARCHAR',
+    type: 'event',
+    json: `'$.data.baseData.properties.${property}'`,
+    cast: null,
+    value: (text: string) => `left(${text}, 64)`,
+  })),
+  {
+    column: 'event_duration_ms',
+    sql: 'DOUBLE',
+    type: 'event',
+    json: `'$.data.baseData.measurements.durationMs'`,
+    cast: 'DOUBLE',
+    value: null,
+  },
+  {
+    column: 'metric_reason',
+    sql: 'VARCHAR',
+    type: 'metric',
+    json: `'$.data.baseData.properties.reason'`,
+    cast: null,
+    value: (text: string) => `left(${text}, 64)`,
+  },
 ] as const;
 
 /** The types with a name_key, user_key and session_key. */

@@ -63,6 +63,7 @@ describe('the dashboard’s panels', () => {
       ['overview', true],
       ['experience', true],
       ['behaviour', true],
+      ['sign-in', true],
       ['sources', true],
       ['errors', true],
       ['calls', true],
@@ -112,7 +113,7 @@ describe('the dashboard’s panels', () => {
     expect(() => collectPanels({ ...PANEL_MODULES, [FIXTURE]: unknown })).toThrow(
       new PanelPlacementError(
         'unknown_section',
-        `${FIXTURE} places its panel in the section "nowhere", which the dashboard does not have (sections.ts has overview, experience, behaviour, sources, errors, calls, sessions, annotations).`,
+        `${FIXTURE} places its panel in the section "nowhere", which the dashboard does not have (sections.ts has overview, experience, behaviour, sign-in, sources, errors, calls, sessions, annotations).`,
       ),
     );
   });

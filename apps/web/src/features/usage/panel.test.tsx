@@ -126,7 +126,7 @@ describe('Panel', () => {
     );
     expect(screen.queryByRole('button', { name: 'Try again' })).toBeNull();
     fireEvent.click(screen.getByRole('button', { name: 'Sign in again' }));
-    await waitFor(() => expect(signIn).toHaveBeenCalledWith('/usage?range=7d'));
+    await waitFor(() => expect(signIn).toHaveBeenCalledWith('/usage?range=7d', 'expired-session'));
   });
 });
 

@@ -10,6 +10,12 @@ export const SECTIONS = [
   { id: 'experience', label: 'Experience', heading: null },
   { id: 'behaviour', label: 'Behaviour', heading: 'Behaviour' },
   {
+    id: 'sign-in',
+    label: 'Sign-in',
+    heading: 'Sign-in',
+    intro: 'Whether signing in works: the journey, its failures, renewals, and the tokens the API refused.',
+  },
+  {
     id: 'sources',
     label: 'Sources',
     heading: 'Sources',

@@ -2,7 +2,7 @@
  * What /api/usage answers: the types come from the API's one description (@gatehouse/api-contract), as
  * types only, so none of its schemas reach the browser's bundle.
  */
-import type { TileKey, UsageRange } from '@gatehouse/api-contract';
+import type { ResponseOf, TileKey, UsageRange } from '@gatehouse/api-contract';
 
 export type {
   Annotation,
@@ -60,3 +60,6 @@ const TILE_LABELS: Record<TileKey, string> = {
   failedCalls: 'Failed calls',
 };
 export const TILES = Object.entries(TILE_LABELS) as [TileKey, string][];
+
+/** The Sign-in section's answer (its schema is its endpoint's, in the contract). */
+export type SignInHealth = ResponseOf<'usageSignIn'>;
