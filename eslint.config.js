@@ -10,6 +10,22 @@ const features = readdirSync(new URL('./apps/web/src/features/', import.meta.url
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
+/**
+ * Each collector folder and the folders above it. Still to move (ADR 0110): protocol/ reads the item's
+ * columns and the packed format from store/ (row-layout, packed), and store/ composes its sink's queries
+ * and reads the vitals' thresholds and the period helpers from analytics/.
+ */
+const top = ['http', 'cli'];
+const collectorLayers = [
+  ['protocol', ['analytics', 'log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
+  ['store', ['log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
+  ['analytics', ['log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
+  ['log-analytics', ['dashboard', 'relay', 'replicas', ...top]],
+  ['dashboard', ['relay', 'replicas', ...top]],
+  ['relay', ['replicas', 'analytics', 'log-analytics', 'dashboard', ...top]],
+  ['replicas', ['relay', ...top]],
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -90,6 +106,28 @@ export default tseslint.config(
               message: 'The SPA never imports server code.',
             },
           ],
+        },
+      ],
+    },
+  },
+  // The collector: one-way imports between its folders, type imports included (ADR 0110). From the bottom:
+  // protocol/ (what an item is) < store/ (DuckDB) < analytics/ (its queries) < log-analytics/ <
+  // dashboard/ (the panels' registry) < relay/, replicas/ < http/ (the front that composes them), cli/.
+  {
+    files: ['packages/collector/src/**/*.ts'],
+    // A test drives the whole collector through its front, wherever it sits.
+    ignores: ['packages/collector/src/**/*.test.ts'],
+    plugins: { layers },
+    rules: {
+      'layers/no-cycle': 'error',
+      'layers/restricted-paths': [
+        'error',
+        {
+          zones: collectorLayers.map(([folder, above]) => ({
+            target: `./packages/collector/src/${folder}`,
+            from: above.map((name) => `./packages/collector/src/${name}`),
+            message: `${folder}/ is below ${above.join(', ')}: it never imports them (ADR 0110).`,
+          })),
         },
       ],
     },

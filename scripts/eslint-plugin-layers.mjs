@@ -1,4 +1,4 @@
-// Import boundaries and cycles for the SPA, without a native module resolver: eslint-plugin-import-x needs
+// Import boundaries and cycles for the SPA and the collector, without a native module resolver: eslint-plugin-import-x needs
 // unrs-resolver, whose platform packages the lockfile cannot hold for every OS here, which broke `npm ci`
 // (docs/decisions/0028). The SPA only imports relative paths and packages, so a small resolver suffices.
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
@@ -10,8 +10,11 @@ const EXTENSIONS = ['.ts', '.tsx', '.mts', '.js', '.jsx', '.mjs'];
 /** The file a relative specifier names, as bundler resolution finds it (extension or index omitted). */
 function resolveRelative(fromFile, specifier) {
   const base = path.resolve(path.dirname(fromFile), specifier);
+  // A Node package's TypeScript names its modules as they are emitted (`./store.js` for `./store.ts`).
+  const emitted = /\.(m?)js$/.exec(base);
   const candidates = [
     base,
+    ...(emitted ? [`${base.slice(0, -emitted[0].length)}.${emitted[1]}ts`] : []),
     ...EXTENSIONS.map((ext) => base + ext),
     ...EXTENSIONS.map((ext) => path.join(base, `index${ext}`)),
   ];

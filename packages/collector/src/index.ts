@@ -5,10 +5,9 @@ export type {
   CollectorFront,
   CollectorFrontOptions,
   CollectorOptions,
-  Logger,
-  LogLevel,
   SinkCollectorOptions,
 } from './http/collector.js';
+export type { Logger, LogLevel } from './logger.js';
 export { openStoreSink, SinkFull, SinkUnavailable } from './store/sink.js';
 export { createStoreHolderApi } from './replicas/store-holder.js';
 export type { StoreHolderApiOptions } from './replicas/store-holder.js';

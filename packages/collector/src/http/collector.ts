@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, BodyStopped, inflate, overBudget, readBody, tooManyItems } from '../protocol/body.js';
-import { clientOf } from './client.js';
+import { clientOf } from '../protocol/client.js';
 import { InFlightBudget, type InFlightTicket } from './in-flight.js';
 import { lingerOnClose } from './lingering-close.js';
 import { countItems } from '../protocol/count-items.js';
@@ -23,9 +23,7 @@ import {
   type StoreSinkOptions,
 } from '../store/sink.js';
 import type { TelemetryStore } from '../store/store.js';
-
-export type LogLevel = 'info' | 'warn' | 'error';
-export type Logger = (level: LogLevel, message: string) => void;
+import type { Logger } from '../logger.js';
 
 /** What the collector's front (limits, validation, rate limits) is told, whatever its sink. */
 export interface CollectorFrontOptions {

@@ -22,19 +22,9 @@ export const limits = {
   availabilityId: 64,
 } as const;
 
-/** The telemetry kinds, as stored and as `--type` of the export command names them. */
-export const telemetryTypes = [
-  'pageview',
-  'exception',
-  'dependency',
-  'event',
-  'metric',
-  'trace',
-  'request',
-  'pageviewperformance',
-  'availability',
-] as const;
-export type TelemetryType = (typeof telemetryTypes)[number];
+import type { TelemetryType } from './telemetry-types.js';
+
+export { telemetryTypes, type TelemetryType } from './telemetry-types.js';
 
 const str = (max: number) => z.string().max(max, `is longer than ${max} characters`);
 

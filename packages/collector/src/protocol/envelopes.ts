@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { baseTypes, envelope, limits, severityNumber, type TelemetryItem } from './envelope-schemas.js';
 import { fast, fastEnvelope, isObject, type Obj } from './envelope-fast-path.js';
-import type { Client } from '../http/client.js';
+import type { Client } from './client.js';
 import { ownValue } from '../own-property.js';
 
 /*

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../http/collector.js';
-import type { Client } from '../http/client.js';
+import type { Logger } from '../logger.js';
+import type { Client } from './client.js';
 import { createIngest, type Ingest, type IngestOptions, type IngestResult } from './ingest.js';
 
 export interface IngestRequest {

@@ -1,5 +1,5 @@
 import { BodyError, splitItems, type ParsedItem } from './body.js';
-import type { Client } from '../http/client.js';
+import type { Client } from './client.js';
 import { validateEnvelope, type TelemetryItem, type TimeWindow } from './envelopes.js';
 import { packItems, type PackedItems } from '../store/packed.js';
 

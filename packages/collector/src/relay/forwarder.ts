@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { Logger } from '../http/collector.js';
+import type { Logger } from '../logger.js';
 import type { Outbox, OutboxItem } from './outbox.js';
 import { ownValue } from '../own-property.js';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Logger } from '../http/collector.js';
+import type { Logger } from '../logger.js';
 import { SinkUnavailable, type ItemSink } from '../store/sink.js';
 import { ingestionTarget } from '@gatehouse/config';
 import { relayItems } from './envelopes.js';

@@ -5,7 +5,7 @@ import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from
 import path from 'node:path';
 import { crc32, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogLevel } from '../http/collector.js';
+import type { LogLevel } from '../logger.js';
 import { createIngest } from '../protocol/ingest.js';
 import type { PackedItems } from '../store/packed.js';
 import { SinkUnavailable } from '../store/sink.js';

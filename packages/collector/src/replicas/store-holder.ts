@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { BodyError, readBody } from '../protocol/body.js';
-import type { Logger } from '../http/collector.js';
+import type { Logger } from '../logger.js';
 import {
   APPEND_PATH,
   decodePacked,

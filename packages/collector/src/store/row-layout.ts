@@ -1,4 +1,4 @@
-import type { TelemetryType } from '../protocol/envelope-schemas.js';
+import type { TelemetryType } from '../protocol/telemetry-types.js';
 
 /**
  * The row of the store's `items` table, defined once: each item field, its column and SQL type, and

@@ -1,5 +1,5 @@
 import { createAnalyticsQueries, type AnalyticsQueries } from '../analytics/product.js';
-import type { Logger } from '../http/collector.js';
+import type { Logger } from '../logger.js';
 import { GroupCommit } from './group-commit.js';
 import { listPacked, type PackedItems } from './packed.js';
 import { createUsageQueries, type UsageQueries } from '../analytics/usage.js';

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createCollector, type Collector, type CollectorOptions, type LogLevel } from '../http/collector.js';
+import { createCollector, type Collector, type CollectorOptions } from '../http/collector.js';
+import type { LogLevel } from '../logger.js';
 import { defaultHttpLimits, httpServerOptions, limitServer, type HttpLimits } from '../http/http-limits.js';
 import { BROWSER_IKEY, browserRequest } from './browser-envelopes.js';
 
