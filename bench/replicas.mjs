@@ -4,6 +4,7 @@
 // cores, and three replicas share them with the balancer and Redis. Also the DPoP replay check alone, in
 // memory and in Redis. Knobs: BENCH_SECONDS (10 per setup; 3 is the short mode), BENCH_PORT_BASE (4300;
 // this bench uses +20, +21 and the cluster's +60 to +66).
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { randomUUID } from 'node:crypto';
 import { startCluster } from '../scripts/cluster.mjs';
 import { median, startGatehouse } from './first-paint-and-sign-in.mjs';
@@ -20,7 +21,7 @@ const LIMITS = {
   TELEMETRY_MAX_ITEMS_PER_SECOND: '1000000',
   TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '1000000',
 };
-const IKEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
+const IKEY = LOCAL_INSTRUMENTATION_KEY;
 
 function batch() {
   const time = new Date().toISOString();

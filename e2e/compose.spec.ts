@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -83,7 +84,7 @@ test('the compose file signs in and takes telemetry through the balancer, and a 
   let loading = true;
   const event = (i: number) => ({
     time: new Date().toISOString(),
-    iKey: '4a7e4005-6a7e-4b0e-8d5e-000000000001',
+    iKey: LOCAL_INSTRUMENTATION_KEY,
     name: 'Microsoft.ApplicationInsights.Event',
     tags: { 'ai.session.id': 'compose', 'ai.user.id': 'compose-test' },
     data: { baseType: 'EventData', baseData: { ver: 2, name: `compose ${i}` } },

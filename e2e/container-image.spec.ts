@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { expect, test } from '@playwright/test';
 import { port } from '../playwright.config';
 import { buildImage, E2E_IMAGE, podman, runHardened, ULIMITS } from '../scripts/container-image.mjs';
@@ -91,7 +92,7 @@ test('the image signs in, keeps its telemetry across a restart, runs as no root 
     body: JSON.stringify(
       names.map((name) => ({
         time: new Date().toISOString(),
-        iKey: '4a7e4005-6a7e-4b0e-8d5e-000000000001',
+        iKey: LOCAL_INSTRUMENTATION_KEY,
         name: 'Microsoft.ApplicationInsights.Event',
         tags: { 'ai.session.id': 'container', 'ai.user.id': 'container-test' },
         data: { baseType: 'EventData', baseData: { ver: 2, name } },

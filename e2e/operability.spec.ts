@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
@@ -12,7 +13,6 @@ import { startServer, type StartedServer } from './support';
  * store is flushed, exit 0). A server of its own, since the test stops it.
  */
 const run = promisify(execFile);
-const LOCAL_IKEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 
 let server: StartedServer;
 
@@ -47,9 +47,9 @@ test('SIGTERM: readiness fails, new connections are refused, the request in flig
   const name = `drained-${randomUUID()}`;
   const body = JSON.stringify([
     {
-      name: `Microsoft.ApplicationInsights.${LOCAL_IKEY.replaceAll('-', '')}.Event`,
+      name: `Microsoft.ApplicationInsights.${LOCAL_INSTRUMENTATION_KEY.replaceAll('-', '')}.Event`,
       time: new Date().toISOString(),
-      iKey: LOCAL_IKEY,
+      iKey: LOCAL_INSTRUMENTATION_KEY,
       tags: { 'ai.session.id': 'drain-session', 'ai.user.id': 'drain-user' },
       data: { baseType: 'EventData', baseData: { ver: 2, name, properties: {} } },
     },

@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { expect, test, type Page } from '@playwright/test';
 import { startCluster, type Cluster } from '../scripts/cluster.mjs';
 import { ACCOUNTS, logInAtProvider, requireTool } from './support';
@@ -144,7 +145,7 @@ test('the global rate limit holds across the replicas within one refill', async 
   const batch = (n: number) =>
     Array.from({ length: n }, (_, i) => ({
       time: new Date().toISOString(),
-      iKey: '4a7e4005-6a7e-4b0e-8d5e-000000000001',
+      iKey: LOCAL_INSTRUMENTATION_KEY,
       name: 'Microsoft.ApplicationInsights.Event',
       tags: { 'ai.session.id': 'rate', 'ai.user.id': 'rate-test' },
       data: { baseType: 'EventData', baseData: { ver: 2, name: `rate ${n} ${i} ${Math.random()}` } },

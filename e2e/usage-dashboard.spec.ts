@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { readFile } from 'node:fs/promises';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Locator, type Page } from '@playwright/test';
@@ -9,7 +10,6 @@ import { ACCOUNTS, apiFromPage, logInAtProvider, signIn, startServer, type Start
  */
 
 /** The built-in collector's instrumentation key (apps/server/src/config.ts): not a secret. */
-const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 /** A page name a spreadsheet would run as a formula, were it not neutralised. */
 const FORMULA_PAGE = '=HYPERLINK("http://example.com","click")';
 const HOUR = 3_600_000;

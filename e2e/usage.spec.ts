@@ -1,6 +1,6 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { expect, test, type Page } from '@playwright/test';
 /** The built-in collector's instrumentation key (apps/server/src/config.ts): not a secret. */
-const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 import {
   ACCOUNTS,
   apiFromPage,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, LOCAL_INSTRUMENTATION_KEY, loadConfig } from './config.js';
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
+import { ConfigError, loadConfig } from './config.js';
 
 describe('loadConfig', () => {
   it('starts with no configuration at all: local provider, defaults from the issue', () => {

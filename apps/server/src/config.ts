@@ -1,6 +1,7 @@
 import {
   ConfigError,
   environment,
+  LOCAL_INSTRUMENTATION_KEY,
   parseConnectionString,
   readEnvironment,
   type LogLevelName,
@@ -326,12 +327,6 @@ export interface ServerConfig {
    */
   redisUrl: string | undefined;
 }
-
-/**
- * The instrumentation key of the built-in collector. Not a secret: it only tells the collector that an
- * envelope is meant for this Gatehouse.
- */
-export const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
 
 /**
  * Validates the environment at once and names every missing or invalid key in one message. `dev`: the

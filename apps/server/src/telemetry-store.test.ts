@@ -1,3 +1,4 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -83,7 +84,7 @@ const admin = async () => ({
 
 const event = (user: string, name: string) => ({
   time: new Date().toISOString(),
-  iKey: '4a7e4005-6a7e-4b0e-8d5e-000000000001', // LOCAL_INSTRUMENTATION_KEY
+  iKey: LOCAL_INSTRUMENTATION_KEY,
   name: 'Microsoft.ApplicationInsights.Event',
   tags: { 'ai.session.id': `session-${user}`, 'ai.user.id': user },
   data: { baseType: 'EventData', baseData: { ver: 2, name } },

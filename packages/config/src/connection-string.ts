@@ -35,3 +35,10 @@ export function ingestionTarget(connectionString: string): IngestionTarget {
   const base = endpoint.href.replace(/\/+$/, '');
   return { iKey, trackUrl: `${base}/v2.1/track` };
 }
+
+/**
+ * The instrumentation key of the built-in collector. Not a secret: it only tells the collector that an
+ * envelope is meant for this Gatehouse. The server's default connection string names it; tests and
+ * benchmarks that post to the built-in collector take it from here.
+ */
+export const LOCAL_INSTRUMENTATION_KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';

@@ -1,4 +1,9 @@
-export { DEFAULT_INGESTION_ENDPOINT, ingestionTarget, parseConnectionString } from './connection-string.js';
+export {
+  DEFAULT_INGESTION_ENDPOINT,
+  ingestionTarget,
+  LOCAL_INSTRUMENTATION_KEY,
+  parseConnectionString,
+} from './connection-string.js';
 export type { IngestionTarget } from './connection-string.js';
 export { environment, LOG_LEVELS } from './environment.js';
 export type { Environment, LogLevelName } from './environment.js';

@@ -1,8 +1,9 @@
+import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { validateEnvelope } from '@gatehouse/collector';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRefusalMetrics, type SendBatch } from './refusal-metrics.js';
 
-const KEY = '4a7e4005-6a7e-4b0e-8d5e-000000000001';
+const KEY = LOCAL_INSTRUMENTATION_KEY;
 const CONNECTION = `InstrumentationKey=${KEY};IngestionEndpoint=http://localhost:3000/`;
 const START = Date.parse('2026-11-27T10:00:00Z');
 

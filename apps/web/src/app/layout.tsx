@@ -2,6 +2,7 @@ import { mayAccess, type Access } from '@gatehouse/api-contract';
 import type { ReactNode } from 'react';
 import { Link, useLocation } from 'wouter';
 import { useAuth } from '../auth/auth-context';
+import { SignInButton } from '../auth/sign-in-button';
 import { ConsentSetting } from '../telemetry/consent-banner';
 
 /** A link of the main navigation, to a page of this access. */
@@ -55,7 +56,7 @@ function MainNav({ links }: { links: NavLink[] }) {
 }
 
 function AccountArea() {
-  const { state, signIn, signOut } = useAuth();
+  const { state, signOut } = useAuth();
   const [, navigate] = useLocation();
   if (state.status === 'loading') return <div className="account" aria-busy="true" />;
   if (state.status === 'signing-out') {
@@ -68,13 +69,7 @@ function AccountArea() {
   if (state.status === 'signed-out') {
     return (
       <div className="account">
-        <button
-          type="button"
-          className="button primary"
-          onClick={() => void signIn('/').catch(() => undefined)}
-        >
-          Sign in
-        </button>
+        <SignInButton />
       </div>
     );
   }

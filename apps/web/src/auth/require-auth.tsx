@@ -1,6 +1,7 @@
 import { mayAccess, roleFor, type Access } from '@gatehouse/api-contract';
 import { useEffect, type ReactNode } from 'react';
 import { useAuth } from './auth-context';
+import { SignInButton } from './sign-in-button';
 
 /**
  * Guards a route by its access, as the contract's mayAccess decides it for the API too. A signed-out
@@ -52,13 +53,7 @@ export function RequireAuth({ children, access }: { children: ReactNode; access:
         <h1>Sign in required</h1>
         <p>You need to be signed in to see this page.</p>
         <p className="actions">
-          <button
-            type="button"
-            className="button primary"
-            onClick={() => void signIn(window.location.pathname).catch(() => undefined)}
-          >
-            Sign in
-          </button>
+          <SignInButton returnTo={window.location.pathname} trigger="guarded-page" />
         </p>
       </section>
     );

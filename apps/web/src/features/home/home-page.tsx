@@ -1,5 +1,6 @@
 import { Link } from 'wouter';
 import { useAuth } from '../../auth/auth-context';
+import { SignInButton } from '../../auth/sign-in-button';
 import type { PageRoute } from '../../shared/page-route';
 
 export const route = {
@@ -11,7 +12,7 @@ export const route = {
 } satisfies PageRoute;
 
 export default function HomePage() {
-  const { state, signIn } = useAuth();
+  const { state } = useAuth();
   return (
     <section className="page">
       <h1>Welcome to Gatehouse</h1>
@@ -26,13 +27,7 @@ export default function HomePage() {
         </p>
       ) : state.status === 'signed-out' ? (
         <p className="actions">
-          <button
-            type="button"
-            className="button primary"
-            onClick={() => void signIn('/').catch(() => undefined)}
-          >
-            Sign in
-          </button>
+          <SignInButton />
         </p>
       ) : (
         // While the session is still unknown: neither a sign-in button nor a name (no flash of either).
