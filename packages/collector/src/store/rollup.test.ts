@@ -229,7 +229,7 @@ it('opens a store made before the rollup and the zstd envelope, computing the ro
     `CREATE TABLE items (${columns.map((col) => `${col.column} ${col.sql}`).join(', ')}, metric_value DOUBLE, metric_page VARCHAR)`,
   );
   await c.run(
-    'INSERT INTO items SELECT * EXCLUDE (stack, os, referrer, name_key, user_key, session_key, signed_in, metric_page_key) FROM made.items',
+    'INSERT INTO items SELECT * EXCLUDE (stack, os, referrer, name_key, user_key, session_key, signed_in, metric_page_key, event_outcome, event_reason, event_step, event_duration_ms, metric_reason) FROM made.items',
   );
   await c.run('CREATE TABLE journal_position AS SELECT * FROM made.journal_position');
   await c.run('DETACH made');
