@@ -4,7 +4,6 @@ import {
   LOCAL_INSTRUMENTATION_KEY,
   parseConnectionString,
   readEnvironment,
-  type LogLevelName,
 } from '@gatehouse/config';
 
 export { ConfigError, parseConnectionString };
@@ -185,158 +184,18 @@ const envSchema = environment.superRefine((env, ctx) => {
   }
 });
 
-export interface ServerConfig {
-  port: number;
-  /**
-   * The address the server listens on: undefined, every interface; in development (`--dev`) loopback
-   * only, since Vite's dev server reads files of the repository (docs/decisions/0096).
-   */
-  listenHost: string | undefined;
-  /** The origin users reach the app at; the redirect URIs are derived from it. */
-  publicOrigin: string;
-  /**
-   * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed: their
-   * addresses and ranges (TRUST_PROXY as a list: believed only from them), or a count of hops from the
-   * server (TRUST_PROXY_HOPS when TRUST_PROXY=1: believed from whoever connects); 0: none, the
-   * connection is the client.
-   */
-  trustProxy: number | readonly string[];
-  /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
-  dpop: {
-    /** `required`: bearer tokens are refused; `allowed`: DPoP-bound and bearer tokens are both taken. */
-    mode: 'allowed' | 'required';
-    /** Whether the API issues its own nonces (RFC 9449 section 9) that proofs must carry. */
-    nonces: boolean;
-    /** Shared by every instance behind one origin; undefined: a random one per process. */
-    nonceSecret: string | undefined;
-  };
-  /**
-   * PEM files for serving https on `port` itself (the Node.js SDK 3.x and the Azure Monitor exporter
-   * post only to https); undefined serves plain http, e.g. behind a TLS-terminating proxy.
-   */
-  tls: { certFile: string; keyFile: string } | undefined;
-  oidc: {
-    /** Undefined: no provider is configured, so the local development provider is started. */
-    authority: string | undefined;
-    clientId: string;
-    scope: string;
-    rolesClaim: string;
-    tokenStore: 'session' | 'memory';
-    /** The audience the API accepts in access tokens. */
-    audience: string;
-    extraQueryParams: Record<string, string>;
-    /** RFC 7662 client credentials: opaque access tokens are introspected with them, else userinfo is asked. */
-    introspectionClient: { client_id: string; client_secret: string } | undefined;
-  };
-  devIdp: {
-    port: number;
-    testControls: boolean;
-    /** The secret the test controls require; undefined: the provider makes one per start. */
-    testControlsSecret: string | undefined;
-    accessTokenTtlSeconds: number | undefined;
-    /** `opaque`: the bundled provider issues opaque access tokens (no resource indicator), as many do. */
-    accessTokenFormat: 'jwt' | 'opaque';
-    /** Whether the bundled provider offers DPoP (it then binds the tokens of clients that send proofs). */
-    dpop: boolean;
-    /** Where the bundled provider puts the roles (`realm_access.roles`: as Keycloak does). */
-    rolesClaim: string;
-  };
-  telemetry: {
-    /**
-     * What the browser is given: the configured connection string; with the relay, its key and this
-     * origin as the endpoint; else the built-in collector's.
-     */
-    connectionString: string;
-    /** Whether the browser sends telemetry elsewhere than this server (a connection string, no relay). */
-    external: boolean;
-    /** The relay to Azure Monitor (TELEMETRY_RELAY); undefined: none. */
-    relay:
-      | {
-          /** The configured connection string: the destination and its key come from it only. */
-          connectionString: string;
-          maxBytes: number;
-          maxRetryMs: number;
-          /** Also keep every item in the local store, for the built-in dashboard. */
-          localCopy: boolean;
-        }
-      | undefined;
-    /** The dashboard over a Log Analytics workspace; undefined: over the local store. */
-    logAnalytics:
-      { workspaceId: string; endpoint: string | undefined; resourceId: string | undefined } | undefined;
-    consent: 'ask' | 'implied';
-    /**
-     * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
-     * Undefined: a key kept in the data directory, made on first start.
-     */
-    userIdSecrets: string[] | undefined;
-  };
-  /** The least severe log lines written (pino's levels; `silent` writes none). */
-  logLevel: LogLevelName;
-  /** How a SIGTERM or SIGINT drains the process (docs/replicas.md). */
-  shutdown: {
-    /** Readiness fails this long before the listener closes, so balancers stop sending first. */
-    delayMs: number;
-    /** What requests in flight get to finish before their connections are cut. */
-    timeoutMs: number;
-  };
-  /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
-  http: {
-    requestTimeoutMs: number;
-    headersTimeoutMs: number;
-    maxConnections: number;
-  };
-  collector: {
-    dataDir: string;
-    retentionDays: number;
-    /** Items a second across all senders; undefined: no limit. */
-    maxItemsPerSecond: number | undefined;
-    /** Items a second per client address (behind TRUST_PROXY, the proxy's X-Forwarded-For); undefined: no limit. */
-    maxItemsPerSecondPerSource: number | undefined;
-    maxItemsPerRequest: number;
-    /** Stored bytes a second per source; undefined: no limit. */
-    maxBytesPerSecondPerSource: number | undefined;
-    /** What a source's byte bucket holds when full. */
-    maxBytesBurstPerSource: number;
-    /** Request body bytes held at once, counted as they arrive and inflate; 0: no cap. */
-    maxBytesInFlight: number;
-    /** The same for one source; undefined: a quarter of `maxBytesInFlight`; 0: no share. */
-    maxBytesInFlightPerSource: number | undefined;
-    /** The least rate a body arrives at after `minBodyRateGraceMs` (else 408); 0: none. */
-    minBodyBytesPerSecond: number;
-    minBodyRateGraceMs: number;
-    /** Bytes the data folder may hold; 0: no quota. */
-    maxStoreBytes: number;
-    /** The instrumentation keys the collector accepts. */
-    instrumentationKeys: string[];
-    /**
-     * The store holder's base URL: this replica opens no store and forwards to it (docs/decisions/0041).
-     * Undefined: this process holds the store.
-     */
-    forwardTo: string | undefined;
-    /** The secret between replicas and the store holder; set on both sides, or on neither. */
-    token: string | undefined;
-    /**
-     * How long a forwarding replica holds a batch while the store holder refuses connections (its
-     * restart), before answering 503: longer than its restart, browsers see no failure.
-     */
-    waitForStoreHolderMs: number;
-  };
-  /**
-   * Redis, where replicas keep what they must agree on (the DPoP replay table, the rate-limit buckets);
-   * undefined: both stay in this process (one replica). Holds a password: never logged.
-   */
-  redisUrl: string | undefined;
-}
+/**
+ * The server's settings, made from the environment by loadConfig (its return type: each setting is
+ * described where it is made, once).
+ */
+export type ServerConfig = ReturnType<typeof loadConfig>;
 
 /**
  * Validates the environment at once and names every missing or invalid key in one message. `dev`: the
  * development server (`--dev`, which `npm run dev` starts), refused with NODE_ENV=production before
  * anything else is checked, so that the production rules' list does not hide it.
  */
-export function loadConfig(
-  env: Record<string, string | undefined>,
-  { dev = false }: { dev?: boolean } = {},
-): ServerConfig {
+export function loadConfig(env: Record<string, string | undefined>, { dev = false }: { dev?: boolean } = {}) {
   if (dev && env.NODE_ENV?.trim() === 'production') {
     throw new ConfigError(
       'Gatehouse cannot start: --dev (npm run dev) is the development server, which serves files of the ' +
@@ -356,19 +215,37 @@ export function loadConfig(
       : undefined;
   return {
     port: e.PORT,
+    /**
+     * The address the server listens on: undefined, every interface; in development (`--dev`) loopback
+     * only, since Vite's dev server reads files of the repository (docs/decisions/0096).
+     */
     listenHost: dev ? loopbackListenHost(publicUrl.hostname) : undefined,
     publicOrigin,
+    /**
+     * Proxies in front of the server whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed: their
+     * addresses and ranges (TRUST_PROXY as a list: believed only from them), or a count of hops from the
+     * server (TRUST_PROXY_HOPS when TRUST_PROXY=1: believed from whoever connects); 0: none, the
+     * connection is the client.
+     */
     trustProxy: e.TRUST_PROXY === true ? e.TRUST_PROXY_HOPS : e.TRUST_PROXY || 0,
+    /** How the API treats sender-constrained tokens (RFC 9449 DPoP). */
     dpop: { mode: e.API_DPOP, nonces: e.API_DPOP_NONCES, nonceSecret: e.API_DPOP_NONCE_SECRET },
+    /**
+     * PEM files for serving https on `port` itself (the Node.js SDK 3.x and the Azure Monitor exporter
+     * post only to https); undefined serves plain http, e.g. behind a TLS-terminating proxy.
+     */
     tls,
     oidc: {
+      /** Undefined: no provider is configured, so the local development provider is started. */
       authority: e.OIDC_AUTHORITY,
       clientId,
       scope: e.OIDC_SCOPE,
       rolesClaim: e.OIDC_ROLES_CLAIM,
       tokenStore: e.OIDC_TOKEN_STORE,
+      /** The audience the API accepts in access tokens. */
       audience: e.OIDC_AUDIENCE ?? (local ? `${publicOrigin}/api` : clientId),
       extraQueryParams: Object.fromEntries(new URLSearchParams(e.OIDC_EXTRA_AUTH_PARAMS ?? '')),
+      /** RFC 7662 client credentials: opaque access tokens are introspected with them, else userinfo is asked. */
       introspectionClient:
         e.OIDC_INTROSPECTION_CLIENT_ID && e.OIDC_INTROSPECTION_CLIENT_SECRET
           ? { client_id: e.OIDC_INTROSPECTION_CLIENT_ID, client_secret: e.OIDC_INTROSPECTION_CLIENT_SECRET }
@@ -377,28 +254,41 @@ export function loadConfig(
     devIdp: {
       port: e.IDP_PORT,
       testControls: e.DEV_IDP_TEST_CONTROLS,
+      /** The secret the test controls require; undefined: the provider makes one per start. */
       testControlsSecret: e.DEV_IDP_TEST_CONTROLS_SECRET,
       accessTokenTtlSeconds: e.DEV_IDP_ACCESS_TOKEN_TTL,
+      /** `opaque`: the bundled provider issues opaque access tokens (no resource indicator), as many do. */
       accessTokenFormat: e.DEV_IDP_ACCESS_TOKEN_FORMAT,
+      /** Whether the bundled provider offers DPoP (it then binds the tokens of clients that send proofs). */
       dpop: e.DEV_IDP_DPOP === 'on',
+      /** Where the bundled provider puts the roles (`realm_access.roles`: as Keycloak does). */
       rolesClaim: e.DEV_IDP_ROLES_CLAIM,
     },
     telemetry: {
+      /**
+       * What the browser is given: the configured connection string; with the relay, its key and this
+       * origin as the endpoint; else the built-in collector's.
+       */
       connectionString:
         relayKey !== undefined
           ? `InstrumentationKey=${relayKey};IngestionEndpoint=${publicOrigin}/`
           : (e.APPLICATIONINSIGHTS_CONNECTION_STRING ??
             `InstrumentationKey=${LOCAL_INSTRUMENTATION_KEY};IngestionEndpoint=${publicOrigin}/`),
+      /** Whether the browser sends telemetry elsewhere than this server (a connection string, no relay). */
       external: e.APPLICATIONINSIGHTS_CONNECTION_STRING !== undefined && relayKey === undefined,
+      /** The relay to Azure Monitor (TELEMETRY_RELAY); undefined: none. */
       relay:
         relayKey !== undefined && e.APPLICATIONINSIGHTS_CONNECTION_STRING
           ? {
+              /** The configured connection string: the destination and its key come from it only. */
               connectionString: e.APPLICATIONINSIGHTS_CONNECTION_STRING,
               maxBytes: e.TELEMETRY_RELAY_MAX_MB * 1024 * 1024,
               maxRetryMs: e.TELEMETRY_RELAY_MAX_RETRY_SECONDS * 1000,
+              /** Also keep every item in the local store, for the built-in dashboard. */
               localCopy: e.TELEMETRY_RELAY_LOCAL_COPY,
             }
           : undefined,
+      /** The dashboard over a Log Analytics workspace; undefined: over the local store. */
       logAnalytics: e.LOG_ANALYTICS_WORKSPACE_ID
         ? {
             workspaceId: e.LOG_ANALYTICS_WORKSPACE_ID,
@@ -407,13 +297,22 @@ export function loadConfig(
           }
         : undefined,
       consent: e.TELEMETRY_CONSENT,
+      /**
+       * Keys of the pseudonymous user id (docs/decisions/0017): the first issues ids, all verify them.
+       * Undefined: a key kept in the data directory, made on first start.
+       */
       userIdSecrets: e.TELEMETRY_USER_ID_SECRET,
     },
+    /** The least severe log lines written (pino's levels; `silent` writes none). */
     logLevel: e.LOG_LEVEL,
+    /** How a SIGTERM or SIGINT drains the process (docs/replicas.md). */
     shutdown: {
+      /** Readiness fails this long before the listener closes, so balancers stop sending first. */
       delayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
+      /** What requests in flight get to finish before their connections are cut. */
       timeoutMs: e.SHUTDOWN_TIMEOUT_SECONDS * 1000,
     },
+    /** Limits of the HTTP server (the collector's first line against slow and flooding clients). */
     http: {
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
       headersTimeoutMs: Math.min(e.HTTP_HEADERS_TIMEOUT_SECONDS, e.HTTP_REQUEST_TIMEOUT_SECONDS) * 1000,
@@ -422,25 +321,47 @@ export function loadConfig(
     collector: {
       dataDir: e.GATEHOUSE_DATA_DIR,
       retentionDays: e.TELEMETRY_RETENTION_DAYS,
+      /** Items a second across all senders; undefined: no limit. */
       maxItemsPerSecond: e.TELEMETRY_MAX_ITEMS_PER_SECOND || undefined,
+      /** Items a second per client address (behind TRUST_PROXY, the proxy's X-Forwarded-For); undefined: no limit. */
       maxItemsPerSecondPerSource: e.TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE || undefined,
       maxItemsPerRequest: e.TELEMETRY_MAX_ITEMS_PER_REQUEST,
+      /** Stored bytes a second per source; undefined: no limit. */
       maxBytesPerSecondPerSource: e.TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE * 1024 || undefined,
+      /** What a source's byte bucket holds when full. */
       maxBytesBurstPerSource: e.TELEMETRY_MAX_KB_BURST_PER_SOURCE * 1024,
+      /** Request body bytes held at once, counted as they arrive and inflate; 0: no cap. */
       maxBytesInFlight: e.TELEMETRY_MAX_MB_IN_FLIGHT * 1024 * 1024,
+      /** The same for one source; undefined: a quarter of `maxBytesInFlight`; 0: no share. */
       maxBytesInFlightPerSource:
         e.TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE === undefined
           ? undefined
           : e.TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE * 1024 * 1024,
+      /** The least rate a body arrives at after `minBodyRateGraceMs` (else 408); 0: none. */
       minBodyBytesPerSecond: e.TELEMETRY_MIN_BODY_BYTES_PER_SECOND,
       minBodyRateGraceMs: e.TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS * 1000,
+      /** Bytes the data folder may hold; 0: no quota. */
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
       // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
+      /** The instrumentation keys the collector accepts. */
       instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],
+      /**
+       * The store holder's base URL: this replica opens no store and forwards to it (docs/decisions/0041).
+       * Undefined: this process holds the store.
+       */
       forwardTo: e.COLLECTOR_URL,
+      /** The secret between replicas and the store holder; set on both sides, or on neither. */
       token: e.COLLECTOR_TOKEN,
+      /**
+       * How long a forwarding replica holds a batch while the store holder refuses connections (its
+       * restart), before answering 503: longer than its restart, browsers see no failure.
+       */
       waitForStoreHolderMs: e.COLLECTOR_WAIT_SECONDS * 1000,
     },
+    /**
+     * Redis, where replicas keep what they must agree on (the DPoP replay table, the rate-limit buckets);
+     * undefined: both stay in this process (one replica). Holds a password: never logged.
+     */
     redisUrl: e.REDIS_URL,
   };
 }
