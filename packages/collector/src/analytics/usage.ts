@@ -301,10 +301,10 @@ SELECT top.target, top.name, top.n::DOUBLE AS n, coalesce(top.failures, 0)::DOUB
 FROM top LEFT JOIN q ON q.call = ${callKeySql('top.target', 'top.name')}
 ORDER BY n DESC, target, name`;
 
-// The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
-// here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
-// 170–250 ms, and more once the envelope is compressed with zstd). arg_max_null: a latest row without
-// a stack gives none, as the envelope's did.
+// The sample stack is the latest row's (`stack`, derived from the envelope at load): reading the envelope
+// here, or a row per group after it, cost more than the rest of the query, the more so with the envelope
+// compressed (docs/performance/usage-history.md, section 2). arg_max_null: a latest row without a stack
+// gives none, as the envelope's did.
 const exceptionsSql = (seg: string) => `SELECT name AS type, message, top_frame,
   arg_max(problem_id, time) AS problem_id,
   count(*)::DOUBLE AS n,
