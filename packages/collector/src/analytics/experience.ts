@@ -45,8 +45,8 @@ type ExperienceBucket = Experience['trend'][number];
 // both sets of rows by (name, page, bucket) and (name, bucket) cost a fourth more: it also grouped the
 // chart's rows a second time, for nothing.) The pages by their key (metric_page_key), each page's text
 // looked up once from the daily sketches, which list every page with a vital: reading and grouping the
-// text was a fourth of the segmented query at 50 M items (docs/performance/usage.md, section 17); by the
-// text when two pages share a key (`byText`).
+// text was a fourth of the segmented query at 50 M items (docs/performance/usage-history.md, section 17);
+// by the text when two pages share a key (`byText`).
 const experienceSql = (seg: string, byText: boolean) => `WITH w AS (
   SELECT i.name, (epoch_ms(i.time) - $5::BIGINT) // $6::BIGINT AS bucket, i.time >= $1 AND i.time < $2 AS in_period,
     i.metric_value AS value, ${byText ? `coalesce(i.metric_page, '')` : 'i.metric_page_key'} AS page, t.good, t.poor

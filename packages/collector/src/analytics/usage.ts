@@ -151,9 +151,10 @@ export function rollupRows(
   return parts.join('\nUNION ALL ');
 }
 
-// One aggregate per period (UNION ALL), so each scan prunes by its own time range: measured 58–71 ms
-// against 87–112 ms for FILTER clauses over both periods at once (30 d, 1,000,000 items). Each period
-// reads the hourly rollup, and the parts of an hour at the ends from the items (docs/performance/usage.md).
+// One aggregate per period (UNION ALL), so each scan prunes by its own time range, which FILTER clauses
+// over both periods at once cannot (docs/performance/collector-history.md, "Usage queries"). Each period
+// reads the hourly rollup, and the parts of an hour at the ends from the items
+// (docs/performance/usage-history.md, section 2).
 const periodTotals = (rows: string) => `SELECT
   count(DISTINCT user_id)::DOUBLE AS users,
   count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
@@ -174,16 +175,15 @@ FROM (${rows}
 ) GROUP BY bucket`;
 // Buckets of whole hours (every range but the last hour's) from the hourly rollup, counted straight over
 // its rows: a rollup row is already nearly one per (hour, user, session), so grouping them by (bucket,
-// user, session) first took longer than it saved (30 days, 50 M items: 526 → 331 ms; 10 M: 76 → 54 ms;
-// docs/performance/usage.md, section 17).
+// user, session) first took longer than it saved (docs/performance/usage-history.md, section 17).
 const timeseriesRollupSql = (seg: string) =>
   bucketTotals(`
   SELECT (epoch_ms(hour) - $3::BIGINT) // $4::BIGINT AS bucket, user_id, session_id, page_views, exceptions,
     failed_calls
   FROM usage_hourly WHERE hour >= $1 AND hour < $2${seg}`);
 // From the items (the last hour's 5-minute buckets, or a custom period off the hour): (bucket, user,
-// session) groups first, many items each: ~78 ms against ~95 ms for count(DISTINCT) straight over the
-// rows (30 d, 1,000,000 items).
+// session) groups first, many items each, which count(DISTINCT) straight over the rows is slower than
+// (docs/performance/collector-history.md, "Usage queries").
 const timeseriesSql = (seg: string) =>
   bucketTotals(
     `
@@ -207,9 +207,8 @@ const PAGE_VIEWS = `FROM items WHERE type = 'pageview' AND time >= $1 AND time <
 const pageNamesSql = `SELECT DISTINCT name, ${nameKeySql(`'pageview'`, 'name')} AS name_key FROM ${PAGE_DAILY}`;
 
 // The page views grouped by their integer keys, the page's (name_key) and the users' (user_key, ADR
-// 0077), never reading the name's text: each page's name is looked up once from the daily sketches.
-// Over the 4.8 M page views of a 50 M store's segment, 629 → 461 ms (medians of 7) against grouping by
-// the name's text (docs/performance/usage.md, section 17).
+// 0077), never reading the name's text, which took a fourth of a segment's page list at 50 M items: each
+// page's name is looked up once from the daily sketches (docs/performance/usage-history.md, section 17).
 const pagesSql = (seg: string, shift: number) => `SELECT n.name, g.views, g.users, g.avg_ms, g.p95_ms FROM (
   SELECT name_key, ${pageFigures(shift)} ${PAGE_VIEWS}${seg} GROUP BY name_key
 ) g JOIN (${pageNamesSql}) n USING (name_key)
@@ -302,10 +301,10 @@ SELECT top.target, top.name, top.n::DOUBLE AS n, coalesce(top.failures, 0)::DOUB
 FROM top LEFT JOIN q ON q.call = ${callKeySql('top.target', 'top.name')}
 ORDER BY n DESC, target, name`;
 
-// The sample stack is the latest row's (`stack`, derived from the envelope at load: reading the envelope
-// here cost ~300 ms over the exceptions of 1,000,000 items, and a rowid lookup per group after it
-// 170–250 ms, and more once the envelope is compressed with zstd). arg_max_null: a latest row without
-// a stack gives none, as the envelope's did.
+// The sample stack is the latest row's (`stack`, derived from the envelope at load): reading the envelope
+// here, or a row per group after it, cost more than the rest of the query, the more so with the envelope
+// compressed (docs/performance/usage-history.md, section 2). arg_max_null: a latest row without a stack
+// gives none, as the envelope's did.
 const exceptionsSql = (seg: string) => `SELECT name AS type, message, top_frame,
   arg_max(problem_id, time) AS problem_id,
   count(*)::DOUBLE AS n,

@@ -7,9 +7,8 @@ import { markDaysSql, recomputeMarkedSql } from './daily-sketch.js';
  * the order they arrive, nearly time order (ADR 0071), so a row group holds a narrow span of time but every type mixed: a query for one
  * type (the exceptions, 2 % of the items; the web vitals; the calls) then decompresses every vector of
  * its other columns, for the few rows of its type in each. Sorted by type within the day, a type's rows
- * are contiguous, and DuckDB skips the vectors of a scan where its filter selected none. Measured at
- * 10 M items, 30 days (docs/performance/usage.md): the exceptions 1.5–2.6 s → 0.2–0.3 s, the calls
- * 2.3–3.4 s → 0.8–1.1 s, the web vitals 0.9–1.1 s → 0.24–0.37 s.
+ * are contiguous, and DuckDB skips the vectors of a scan where its filter selected none: a type's 30-day
+ * list two to six times faster at 10 M items (docs/performance/usage-history.md, section 6).
  *
  * Nothing is lost or changed but the rows' order: the rollup (rollup.ts) and every answer stay as they
  * were; within a type the order is the time, then the order they arrived in (their rowid). The day's

@@ -137,7 +137,7 @@ const NAME = `coalesce(name, '')`;
 /**
  * A page's register `h` (a user's hash, UBIGINT) sets, as one integer: the page name's hash in the high
  * bits, the register (the user hash's low P bits) in the low ones. One integer key groups two and a half
- * times faster than a (name, register) pair (measured: docs/performance/usage.md, section 9).
+ * times faster than a (name, register) pair (measured: docs/performance/usage-history.md, section 9).
  */
 export const pageRegisterSql = (name: string, h: string) =>
   `(${pageKeySql(name)} << ${P}) | (${h} & ${M - 1})`;
@@ -153,7 +153,8 @@ export const rankSql = (h: string) =>
 /**
  * A user id's hash: DuckDB's string hash hashed again. Its string hash alone biased the estimates
  * upwards (4 % on average); hashing it again (the integer hash mixes every bit) gave estimates as
- * HyperLogLog promises, as md5 did, at a tenth of md5's cost (docs/performance/usage.md, section 9).
+ * HyperLogLog promises, as md5 did, at a tenth of md5's cost (docs/performance/usage-history.md,
+ * section 9).
  */
 export const userHashSql = (userId: string) => `hash(hash(${userId}))`;
 /**

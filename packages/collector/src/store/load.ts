@@ -76,7 +76,7 @@ function insertRows(escaped: boolean): string {
  * order they arrived, and their hourly rollup, sources and daily sketches are added from here. A live
  * site's items arrive seconds after they happen, so each row group holds a narrow span of time and a
  * query's time range skips the others (DuckDB's zone maps); sorting each load by time as well cost a
- * fifth of the store's load rate (docs/performance/usage.md, section 11), and day compaction (ADR 0072)
+ * fifth of the store's load rate (docs/performance/usage-history.md, section 11), and day compaction (ADR 0072)
  * rewrites each past day sorted anyway. A temporary table of the writer's connection, with the items'
  * columns and constraints, so a row `items` would refuse is refused here, as a record.
  */

@@ -49,7 +49,7 @@ FROM ${source} ${where} GROUP BY ALL`;
  * The sessions' sources (ADR 0073): beside the rollup, the page views that came from another
  * site (a `referrer` host), about one a session, so a referrer segment (segmentSql) finds its sessions
  * among a few thousand rows instead of every page view: measured 75-100 ms a look-up over the items of
- * 1,000,000, several times per query (docs/performance/usage.md). Kept as the rollup is: added by each
+ * 1,000,000, several times per query (docs/performance/usage-history.md, section 7). Kept as the rollup is: added by each
  * load, an erasure deletes a user's, a prune the ones before its bound.
  */
 export const SOURCES_TABLE = 'session_sources';

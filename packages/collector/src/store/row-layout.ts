@@ -76,7 +76,7 @@ export const derivedColumns = [
   },
   // The same page as an integer (DuckDB's hash of its text, '' for none), for the segmented web vitals,
   // which group millions of vitals by page: reading and grouping the text was a fourth of that query
-  // (docs/performance/usage.md, section 17). Read through metricPageKeySql; store.ts computes it again if
+  // (docs/performance/usage-history.md, section 17). Read through metricPageKeySql; store.ts computes it again if
   // DuckDB's hash changes.
   {
     column: 'metric_page_key',
@@ -109,8 +109,8 @@ export const derivedColumns = [
     value: (text: string) => `coalesce(nullif(${hostSql(text)}, coalesce(${hostSql('url')}, '')), '')`,
   },
   // A page view's or custom event's type and name as one integer (DuckDB's hash), so a query for a few
-  // named ones (the funnel's steps) filters an integer column instead of comparing text on every row:
-  // measured at 10 M items, 30 days, 147 ms → 46 ms for the scan (docs/performance/usage.md, section 15).
+  // named ones (the funnel's steps) filters an integer column instead of comparing text on every row, in a
+  // third of the scan's time (docs/performance/usage-history.md, section 15).
   // Read through nameKeySql; store.ts computes it again if DuckDB's hash changes.
   {
     column: 'name_key',
@@ -123,7 +123,7 @@ export const derivedColumns = [
   // A page view's or custom event's anonymous user and session as integers (ADR 0077), for the queries
   // that count distinct users or join sessions over millions of them (the segmented Pages panel, the
   // funnel): an integer groups and joins in less time than its text, a sixth less for 1.9 M distinct
-  // pairs (docs/performance/usage.md, section 16). Exact but for two ids sharing a 64-bit hash: for a
+  // pairs (docs/performance/usage-history.md, section 16). Exact but for two ids sharing a 64-bit hash: for a
   // million distinct ids a chance of 3 in 100 million. Only those types, as name_key: random hashes do not
   // compress, and no other query needs them. Read through idKeySql; store.ts computes them again, with
   // name_key, if DuckDB's hash changes.
@@ -144,7 +144,8 @@ export const derivedColumns = [
     value: () => idKeySql('session', 'session_id'),
   },
   // Whether a signed-in user sent the item: the auth segment's test, on a boolean instead of whether a
-  // text column is NULL (which reads the text): 115 → 40 ms over 14 M page views (section 16).
+  // text column is NULL, which reads the text (a third of the time: docs/performance/usage-history.md,
+  // section 16).
   {
     column: 'signed_in',
     sql: 'BOOLEAN',
