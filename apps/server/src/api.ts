@@ -13,17 +13,22 @@ import type { TelemetryUserIds } from './telemetry-user-id.js';
 import { dashboardHandlers } from './dashboard.js';
 import { usageHandlers, type UsageSource } from './usage.js';
 
-export interface ApiOptions extends ApiRouterOptions {
-  verify: TokenVerifier;
+/** What the API's handlers are given beyond the caller's token: declared once, passed through by createApp. */
+export interface ApiDependencies {
   /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
   telemetryUserIds?: TelemetryUserIds | undefined;
-  /** The usage dashboard's queries; without them /api/usage answers 404. */
+  /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
   usage?: UsageQueries | undefined;
-  /** The dashboard panels' registered queries, on the same source. */
+  /** The dashboard panels' registered queries, on the same source (the collector's, or Log Analytics'). */
   dashboard?: Dashboard | undefined;
+  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
   usageSource?: UsageSource | undefined;
   /** The admins' annotations, in the telemetry store (this process's or the store holder's). */
   annotations?: AnnotationQueries | undefined;
+}
+
+export interface ApiOptions extends ApiRouterOptions, ApiDependencies {
+  verify: TokenVerifier;
 }
 
 /**

@@ -1,16 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { errorBody, type RuntimeConfig } from '@gatehouse/api-contract';
-import {
-  StoreUnavailable,
-  type Dashboard,
-  type AnnotationQueries,
-  type UsageQueries,
-} from '@gatehouse/collector';
+import { StoreUnavailable } from '@gatehouse/collector';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import expressStaticGzip from 'express-static-gzip';
 import helmet from 'helmet';
-import { createApi } from './api.js';
+import { createApi, type ApiDependencies } from './api.js';
 import type { DpopPolicy, RefusalCounter } from './auth/bearer.js';
 import { createTokenVerifier } from './auth/token-verifier.js';
 import { createDpopVerifier, DpopNonces, type ReplayTable } from './auth/dpop.js';
@@ -20,10 +15,9 @@ import type { DevWeb } from './dev-web.js';
 import { trustProxies } from './proxy-trust.js';
 import { isReady, Readiness } from './health.js';
 import { requestId, silentLogger, traceId, type Logger } from './log.js';
-import type { TelemetryUserIds } from './telemetry-user-id.js';
-import type { UsageSource } from './usage.js';
 
-export interface AppOptions {
+/** The app's parts; the API's own (ApiDependencies, api.ts) are passed on to it as they are. */
+export interface AppOptions extends ApiDependencies {
   config: ServerConfig;
   /** The authority in effect: the configured one, or the local development provider's. */
   authority: string;
@@ -34,21 +28,11 @@ export interface AppOptions {
   fetchImpl?: typeof fetch;
   /** The built-in telemetry collector (POST /v2/track, /v2.1/track), when this server hosts one. */
   collector?: { handle: (req: Request, res: Response, next: () => void) => void };
-  /** The usage dashboard's queries (the built-in collector's); without them /api/usage answers 404. */
-  usage?: UsageQueries | undefined;
-  /** The dashboard panels' registered queries (the built-in collector's, or Log Analytics'). */
-  dashboard?: Dashboard | undefined;
-  /** Where those queries read (the local store, or a Log Analytics workspace); the overview says it. */
-  usageSource?: UsageSource;
-  /** The admins' annotations (the telemetry store's); without them /api/usage/annotations answers 404. */
-  annotations?: AnnotationQueries | undefined;
   /**
    * The store holder's internal API (/internal/…, token-protected) for the replicas that forward to this
    * process (docs/decisions/0041); undefined when it serves no other replica.
    */
   internalApi?: ((req: Request, res: Response, next: () => void) => void) | undefined;
-  /** Issues and verifies the pseudonymous telemetry user ids; without it /api/telemetry-user answers 404. */
-  telemetryUserIds?: TelemetryUserIds;
   /** Development (`npm run dev`): the SPA from its sources through Vite instead of `webRoot`'s build. */
   devWeb?: DevWeb | undefined;
   /**
@@ -247,18 +231,7 @@ export function createApp(options: AppOptions) {
     next();
   });
   api.use(express.json({ limit: '100kb' }));
-  api.use(
-    createApi({
-      verify,
-      dpop,
-      refusals: options.refusals,
-      telemetryUserIds: options.telemetryUserIds,
-      usage: options.usage,
-      dashboard: options.dashboard,
-      usageSource: options.usageSource,
-      annotations: options.annotations,
-    }),
-  );
+  api.use(createApi({ ...options, verify, dpop, refusals: options.refusals }));
   api.use((_req, res) => {
     res.status(404).json(errorBody('not_found', 'There is no API endpoint at this path.'));
   });
