@@ -2,6 +2,22 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseConnectionString } from './connection-string.js';
 
+/**
+ * The collector's defaults, in the units its environment variables take: the schema below defaults to
+ * them, and the collector (a library that may run without this schema) falls back to the same values.
+ */
+export const COLLECTOR_DEFAULTS = {
+  TELEMETRY_RETENTION_DAYS: 90,
+  TELEMETRY_MAX_ITEMS_PER_REQUEST: 1000,
+  TELEMETRY_MAX_STORE_MB: 5120,
+  TELEMETRY_MAX_KB_BURST_PER_SOURCE: 1024,
+  TELEMETRY_MAX_MB_IN_FLIGHT: 64,
+  TELEMETRY_MIN_BODY_BYTES_PER_SECOND: 500,
+  TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: 5,
+  TELEMETRY_RELAY_MAX_MB: 1024,
+  TELEMETRY_RELAY_MAX_RETRY_SECONDS: 300,
+} as const;
+
 /** pino's level names, least to most verbose, then `silent`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevelName = (typeof LOG_LEVELS)[number];
@@ -121,8 +137,13 @@ export const environment = z.object({
   // The relay to Azure Monitor and the dashboard over Log Analytics (docs/azure.md).
   TELEMETRY_RELAY: flag,
   TELEMETRY_RELAY_LOCAL_COPY: flag,
-  TELEMETRY_RELAY_MAX_MB: z.coerce.number().int().min(1).default(1024),
-  TELEMETRY_RELAY_MAX_RETRY_SECONDS: z.coerce.number().int().min(1).max(3600).default(300),
+  TELEMETRY_RELAY_MAX_MB: z.coerce.number().int().min(1).default(COLLECTOR_DEFAULTS.TELEMETRY_RELAY_MAX_MB),
+  TELEMETRY_RELAY_MAX_RETRY_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3600)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_RELAY_MAX_RETRY_SECONDS),
   LOG_ANALYTICS_WORKSPACE_ID: optionalText.pipe(
     z
       .string()
@@ -144,21 +165,48 @@ export const environment = z.object({
   ),
   // Relative to the working directory; the store, the relay's outbox and the user-id key live there.
   GATEHOUSE_DATA_DIR: z.string().trim().min(1).default('./data'),
-  TELEMETRY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(90),
+  TELEMETRY_RETENTION_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(36_500)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_RETENTION_DAYS),
   // Collector and HTTP limits (docs/configuration.md, "Limits for operators"); 0 turns a rate limit or the quota off.
   TELEMETRY_MAX_ITEMS_PER_SECOND: z.coerce.number().int().min(0).default(5000),
   TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(500),
-  TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce.number().int().min(1).max(100_000).default(1000),
-  TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(5120),
+  TELEMETRY_MAX_ITEMS_PER_REQUEST: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_MAX_ITEMS_PER_REQUEST),
+  TELEMETRY_MAX_STORE_MB: z.coerce.number().int().min(0).default(COLLECTOR_DEFAULTS.TELEMETRY_MAX_STORE_MB),
   // 60 KiB/s with a 1 MiB burst: one source needs a day (and more) to fill the default quota.
   TELEMETRY_MAX_KB_PER_SECOND_PER_SOURCE: z.coerce.number().int().min(0).default(60),
-  TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce.number().int().min(64).default(1024),
-  TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce.number().int().min(0).default(64),
+  TELEMETRY_MAX_KB_BURST_PER_SOURCE: z.coerce
+    .number()
+    .int()
+    .min(64)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_MAX_KB_BURST_PER_SOURCE),
+  TELEMETRY_MAX_MB_IN_FLIGHT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_MAX_MB_IN_FLIGHT),
   // One source's share of the above; unset: a quarter of it.
   TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE: z.coerce.number().int().min(0).optional(),
   // A body slower than this after the grace is answered 408 (Apache mod_reqtimeout's MinRate).
-  TELEMETRY_MIN_BODY_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(500),
-  TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: z.coerce.number().int().min(0).max(3600).default(5),
+  TELEMETRY_MIN_BODY_BYTES_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_MIN_BODY_BYTES_PER_SECOND),
+  TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3600)
+    .default(COLLECTOR_DEFAULTS.TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS),
   HTTP_REQUEST_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   HTTP_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3600).default(10),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1000),

@@ -5,6 +5,6 @@ export {
   parseConnectionString,
 } from './connection-string.js';
 export type { IngestionTarget } from './connection-string.js';
-export { environment, LOG_LEVELS } from './environment.js';
+export { COLLECTOR_DEFAULTS, environment, LOG_LEVELS } from './environment.js';
 export type { Environment, LogLevelName } from './environment.js';
 export { ConfigError, readEnvironment } from './read-environment.js';

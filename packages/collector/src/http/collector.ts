@@ -1,3 +1,4 @@
+import { COLLECTOR_DEFAULTS } from '@gatehouse/config';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BodyError, BodyStopped, inflate, overBudget, readBody, tooManyItems } from '../protocol/body.js';
 import { clientOf } from '../protocol/client.js';
@@ -293,30 +294,33 @@ function createFront(options: CollectorFrontOptions, sink: ItemSink): CollectorF
   const log = options.log ?? consoleLogger;
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxDecompressedBytes = options.maxDecompressedBytes ?? 4 * 1024 * 1024;
-  const maxItemsPerRequest = options.maxItemsPerRequest ?? 1_000;
+  const maxItemsPerRequest = options.maxItemsPerRequest ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_ITEMS_PER_REQUEST;
   const origins = new Set(options.allowedOrigins);
   const rateLimits: RateLimiter | undefined =
     options.rateLimiter ??
     (options.maxItemsPerSecond || options.maxItemsPerSecondPerSource
       ? new RateLimits(options.maxItemsPerSecond, options.maxItemsPerSecondPerSource)
       : undefined);
-  const byteBurst = options.maxBytesBurstPerSource ?? 1024 * 1024;
+  const byteBurst =
+    options.maxBytesBurstPerSource ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_KB_BURST_PER_SOURCE * 1024;
   const byteLimits: RateLimiter | undefined =
     options.byteRateLimiter ??
     (options.maxBytesPerSecondPerSource
       ? new RateLimits(undefined, options.maxBytesPerSecondPerSource, Date.now, byteBurst)
       : undefined);
-  const maxBytesInFlight = options.maxBytesInFlight ?? 64 * 1024 * 1024;
+  const maxBytesInFlight =
+    options.maxBytesInFlight ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_MB_IN_FLIGHT * 1024 * 1024;
   const inFlight = new InFlightBudget(
     maxBytesInFlight,
     options.maxBytesInFlightPerSource ?? Math.floor(maxBytesInFlight / 4),
   );
   const bodyRate = {
-    minBytesPerSecond: options.minBodyBytesPerSecond ?? 500,
-    graceMs: options.minBodyRateGraceMs ?? 5_000,
+    minBytesPerSecond:
+      options.minBodyBytesPerSecond ?? COLLECTOR_DEFAULTS.TELEMETRY_MIN_BODY_BYTES_PER_SECOND,
+    graceMs: options.minBodyRateGraceMs ?? COLLECTOR_DEFAULTS.TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS * 1000,
   };
   const retryAfterSeconds = options.retryAfterSeconds ?? 10;
-  const retentionDays = options.retentionDays ?? 90;
+  const retentionDays = options.retentionDays ?? COLLECTOR_DEFAULTS.TELEMETRY_RETENTION_DAYS;
   const ingest = startIngest(
     {
       instrumentationKeys: options.instrumentationKeys,

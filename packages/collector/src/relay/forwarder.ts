@@ -1,3 +1,4 @@
+import { COLLECTOR_DEFAULTS } from '@gatehouse/config';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { Logger } from '../logger.js';
@@ -196,7 +197,7 @@ export class Forwarder {
   /** The back-off before attempt `failures + 1`: exponential, with half of it random (jitter). */
   private backoff(retryAfter: number | undefined): number {
     const min = this.options.minRetryMs ?? 1000;
-    const max = this.options.maxRetryMs ?? 300_000;
+    const max = this.options.maxRetryMs ?? COLLECTOR_DEFAULTS.TELEMETRY_RELAY_MAX_RETRY_SECONDS * 1000;
     const exponential = Math.min(max, min * 2 ** Math.min(this.stats.failures, 30));
     const jittered = exponential * (0.5 + 0.5 * (this.options.random ?? Math.random)());
     return Math.max(jittered, retryAfter ?? 0);

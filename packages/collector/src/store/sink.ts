@@ -1,3 +1,4 @@
+import { COLLECTOR_DEFAULTS } from '@gatehouse/config';
 import { createAnalyticsQueries, type AnalyticsQueries } from '../analytics/product.js';
 import type { Logger } from '../logger.js';
 import { GroupCommit } from './group-commit.js';
@@ -89,8 +90,8 @@ const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
  */
 export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSink> {
   const { dataDir, log } = options;
-  const retentionDays = options.retentionDays ?? 90;
-  const maxStoreBytes = options.maxStoreBytes ?? 5 * 1024 ** 3;
+  const retentionDays = options.retentionDays ?? COLLECTOR_DEFAULTS.TELEMETRY_RETENTION_DAYS;
+  const maxStoreBytes = options.maxStoreBytes ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_STORE_MB * 1024 ** 2;
   const store = await openWritableStore(dataDir, { warn: (message) => log('warn', message) });
   const quota =
     maxStoreBytes > 0
