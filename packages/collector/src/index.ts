@@ -45,17 +45,14 @@ export { createUsageQueries, SESSION_ID, SESSIONS_LIMIT, USER_ID, usageRanges } 
 export type {
   DependencyRow,
   ExceptionGroup,
-  Overview,
   PageRow,
-  SessionRow,
-  SessionTimeline,
   Tile,
   TimelineItem,
   Timeseries,
   TimeseriesBucket,
-  UsageQueries,
   UsageRange,
 } from './analytics/usage.js';
+export type { Overview, SessionRow, SessionTimeline, UsageQueries } from './analytics/usage-answers.js';
 export { rangeSpecs } from './analytics/sql.js';
 export type { Period, UsageOptions, UsageReader } from './analytics/sql.js';
 export { createAnalyticsQueries } from './analytics/product.js';

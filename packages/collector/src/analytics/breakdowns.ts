@@ -13,7 +13,7 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
-import { rollupRows } from './usage.js';
+import { rollupRows } from './usage-sql.js';
 
 /** A session lasts at most a day (the SDKs renew it after 24 hours): its first page view is no earlier. */
 const SESSION_MAX_MS = DAY;

@@ -11,7 +11,7 @@ import { packedBytes, rowBytes, selectPacked, type PackedItems } from '../store/
 import { RateLimits, type RateLimiter } from './rate-limit.js';
 import { clientAddress, compileTrust, sourceKey, type TrustProxySetting } from './source-address.js';
 import type { AnalyticsQueries } from '../analytics/product.js';
-import type { UsageQueries } from '../analytics/usage.js';
+import type { UsageQueries } from '../analytics/usage-answers.js';
 import { dashboardQueries, type Dashboard } from '../dashboard/dashboard-queries.js';
 import { runOnStore } from '../dashboard/dashboard-query.js';
 import type { AnnotationQueries } from '../store/annotations.js';

@@ -7,7 +7,7 @@ import {
   type Segment,
 } from '@gatehouse/api-contract';
 import { LIST_LIMIT } from '../analytics/sql.js';
-import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage.js';
+import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage-answers.js';
 import { vitalThresholds } from '../analytics/vitals.js';
 import { ownValue } from '../own-property.js';
 

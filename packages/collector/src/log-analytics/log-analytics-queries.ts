@@ -33,7 +33,7 @@ import {
   shapeTimeline,
   shapeTimeseries,
   type UsageQueries,
-} from '../analytics/usage.js';
+} from '../analytics/usage-answers.js';
 import { shapeCustomEvents } from '../analytics/events.js';
 import {
   breakdownsKql,

@@ -10,7 +10,7 @@ import {
   QUERY_PREFIX,
 } from './internal-api.js';
 import type { PackedItems } from '../store/packed.js';
-import type { UsageQueries } from '../analytics/usage.js';
+import type { UsageQueries } from '../analytics/usage-answers.js';
 import type { AnnotationQueries } from '../store/annotations.js';
 import { SinkFull, SinkUnavailable, type ItemSink } from '../store/sink.js';
 import type { Envelope } from '../store/store.js';

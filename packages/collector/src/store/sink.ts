@@ -3,7 +3,8 @@ import { createAnalyticsQueries, type AnalyticsQueries } from '../analytics/prod
 import type { Logger } from '../logger.js';
 import { GroupCommit } from './group-commit.js';
 import { listPacked, type PackedItems } from './packed.js';
-import { createUsageQueries, type UsageQueries } from '../analytics/usage.js';
+import { createUsageQueries } from '../analytics/usage.js';
+import type { UsageQueries } from '../analytics/usage-answers.js';
 import { StoreQuota } from './quota.js';
 import type { AnnotationQueries } from './annotations.js';
 import { openWritableStore, ROW_GROUP_ROWS, type WritableStore } from './store.js';
