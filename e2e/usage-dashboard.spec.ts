@@ -190,6 +190,7 @@ test('the sections can be jumped to and linked to: a reload keeps the section an
     'Overview',
     'Experience',
     'Behaviour',
+    'Sign-in',
     'Sources',
     'Errors',
     'Calls',
