@@ -82,7 +82,7 @@ export function containerEnv(manifests, container) {
  *   volume claims Podman volumes named `<volumePrefix>-<claim>-<pod>`;
  * - the image `gatehouse` is `image`, any other the stand-in `toolsImage`; probes are left out (Podman
  *   would run them as health checks inside the image): HAProxy, standing in for the Service, probes
- *   readiness as the endpoints would;
+ *   readiness as the endpoints would; resources are left out too (a test machine shared with others);
  * - the bundled provider (on `idpPort`) and HAProxy (deploy/haproxy.cfg on `lbPort`, its servers the pods
  *   the Service `service` selects, the file written to `haproxyDir`) are added.
  * Returns the YAML, the Pods (name, port, labels), the HAProxy configuration and the volumes to create.
@@ -152,6 +152,7 @@ export function playOnOneHost(manifests, options) {
         livenessProbe: _l,
         startupProbe: _s,
         ports: _p,
+        resources: _resources,
         ...rest
       } = container;
       return {
@@ -200,7 +201,8 @@ export function playOnOneHost(manifests, options) {
   ];
 
   return {
-    yaml: [...standIns, ...played].map((pod) => stringify(pod)).join('---\n'),
+    // YAML 1.1, as Podman reads it: `no` and `on` quoted, so that they stay strings.
+    yaml: [...standIns, ...played].map((pod) => stringify(pod, { version: '1.1' })).join('---\n'),
     pods,
     behind,
     haproxyCfg,
@@ -222,11 +224,6 @@ function standIn(name, image, command, env, folder) {
           image,
           command,
           env: Object.entries(env).map(([key, value]) => ({ name: key, value })),
-          securityContext: {
-            readOnlyRootFilesystem: true,
-            allowPrivilegeEscalation: false,
-            capabilities: { drop: ['ALL'] },
-          },
           ...(folder
             ? { volumeMounts: [{ name: 'folder', mountPath: folder.mountPath, readOnly: true }] }
             : {}),
