@@ -1,4 +1,3 @@
-import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -11,7 +10,8 @@ import {
   podman,
   startComposeEngine,
 } from '../scripts/container-image.mjs';
-import { ACCOUNTS, requireTool, signIn } from './support';
+import { signInThenLoad } from './balancer-load';
+import { requireTool } from './support';
 
 /**
  * deploy/compose.yaml as someone trying replicas on one machine runs it, with docker-compose against
@@ -77,37 +77,13 @@ test('the compose file signs in and takes telemetry through the balancer, and a 
   page,
 }) => {
   test.setTimeout(120_000);
-  await page.goto(ORIGIN);
-  await signIn(page, ACCOUNTS.alice, PROVIDER);
-
-  const statuses: number[] = [];
-  let loading = true;
-  const event = (i: number) => ({
-    time: new Date().toISOString(),
-    iKey: LOCAL_INSTRUMENTATION_KEY,
-    name: 'Microsoft.ApplicationInsights.Event',
-    tags: { 'ai.session.id': 'compose', 'ai.user.id': 'compose-test' },
-    data: { baseType: 'EventData', baseData: { ver: 2, name: `compose ${i}` } },
-  });
-  const load = (async () => {
-    for (let i = 0; loading; i++) {
-      const [openapi, posted] = await Promise.all([
-        fetch(`${ORIGIN}/api/openapi.json`).catch(() => null),
-        fetch(`${ORIGIN}/v2/track`, { method: 'POST', body: JSON.stringify([event(i)]) }).catch(() => null),
-      ]);
-      statuses.push(openapi?.status ?? 0, posted?.status ?? 0);
-      await Promise.all([openapi?.arrayBuffer(), posted?.arrayBuffer()]);
-    }
-  })();
-  await expect.poll(() => statuses.length).toBeGreaterThan(20);
+  const load = await signInThenLoad(page, ORIGIN, PROVIDER, 'compose');
   // SIGTERM, as `docker compose stop` or a scale-down sends it: readiness fails, the balancer stops
   // sending, in-flight requests finish.
   await compose('stop', '--timeout', '20', 'gatehouse-3');
-  const atStop = statuses.length;
-  await expect.poll(() => statuses.length).toBeGreaterThan(atStop + 20);
-  loading = false;
-  await load;
-  expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  const atStop = load.count;
+  await expect.poll(() => load.count).toBeGreaterThan(atStop + 20);
+  expect((await load.stop()).filter((status) => status !== 200)).toEqual([]);
   const { stdout } = await compose('ps');
   expect(stdout).toMatch(/gatehouse-3_1 .*Exit 0/);
   expect(

@@ -15,6 +15,8 @@ export function buildImage(options?: { localBase?: boolean; tag?: string; log?: 
   bytes: number;
 };
 export function ensureToolsImage(log?: (line: string) => void): string;
+export function writeContainersConf(dir: string, options?: { infraImage?: string }): string;
+export function ensurePauseImage(log?: (line: string) => void): string;
 export function startComposeEngine(): Promise<{ env: NodeJS.ProcessEnv; stop(): Promise<void> }>;
 export function runHardened(options: {
   name: string;

@@ -267,24 +267,18 @@ export function buildImage({ localBase = false, tag = IMAGE, log = console.info 
 }
 
 /**
- * Redis and HAProxy from Debian on the local base, for the compose and Kubernetes tests on machines that
- * reach no registry (where the official `redis` and `haproxy` images would be used). The same commands
- * start them: `redis-server` and `haproxy` are on PATH in both.
+ * An image of the tests' own on the local base, made once per base: `steps` follow its FROM, `files`
+ * (name → text and mode) are its build context. It runs as the image's user, 65532.
  */
-export function ensureToolsImage(log = console.info) {
+function ensureOnLocalBase(name, steps, log, files = {}) {
   const base = ensureLocalBase(log);
-  const tag = `localhost/gatehouse-tools:${recipeHash}`;
+  const tag = `localhost/${name}:${recipeHash}`;
   if (imageExists(tag)) return tag;
-  const context = mkdtempSync(join(tmpdir(), 'gatehouse-tools-'));
+  const context = mkdtempSync(join(tmpdir(), `${name}-`));
   try {
-    writeFileSync(
-      join(context, 'Containerfile'),
-      [
-        `FROM ${base}`,
-        'RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server haproxy && rm -rf /var/lib/apt/lists/*',
-        'USER 65532:65532',
-      ].join('\n'),
-    );
+    for (const [file, { text, mode }] of Object.entries(files))
+      writeFileSync(join(context, file), text, { mode });
+    writeFileSync(join(context, 'Containerfile'), [`FROM ${base}`, ...steps, 'USER 65532:65532'].join('\n'));
     podman(['build', ...ULIMITS, '--tag', tag, context], { stdio: ['ignore', 'ignore', 'inherit'] });
   } finally {
     rmSync(context, { recursive: true, force: true });
@@ -293,18 +287,58 @@ export function ensureToolsImage(log = console.info) {
 }
 
 /**
+ * Redis and HAProxy from Debian on the local base, for the compose and Kubernetes tests on machines that
+ * reach no registry (where the official `redis` and `haproxy` images would be used). The same commands
+ * start them: `redis-server` and `haproxy` are on PATH in both.
+ */
+export const ensureToolsImage = (log = console.info) =>
+  ensureOnLocalBase(
+    'gatehouse-tools',
+    [
+      'RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server haproxy && rm -rf /var/lib/apt/lists/*',
+    ],
+    log,
+  );
+
+/**
+ * A containers.conf in `dir` that gives runc and the limits above to what Podman starts without flags of
+ * ours (the compose API's containers, `kube play`'s pods); `infraImage`: the pods' infra image, whose
+ * entrypoint holds the pod (Podman would otherwise build its own from catatonit, which Debian's podman
+ * does not bring; `kube play` runs the image's entrypoint, not `infra_command`). Returns its path, for
+ * CONTAINERS_CONF.
+ */
+export function writeContainersConf(dir, { infraImage } = {}) {
+  const conf = join(dir, 'containers.conf');
+  const [nofile, nproc] = [ULIMITS[1], ULIMITS[3]];
+  const infra = infraImage ? `infra_image = "${infraImage}"\n` : '';
+  writeFileSync(
+    conf,
+    `[containers]\ndefault_ulimits = ["${nofile}", "${nproc}"]\n[engine]\nruntime = "runc"\n${infra}`,
+  );
+  return conf;
+}
+
+/**
+ * An infra image for `kube play`'s pods on the local base: a shell that waits, and exits at SIGTERM so a
+ * pod stops as soon as its containers have. Its entrypoint replaces the base's `node`, which would exit
+ * at once and take the pod's namespaces with it.
+ */
+export const ensurePauseImage = (log = console.info) =>
+  ensureOnLocalBase('gatehouse-pause', ['COPY pause /pause', 'ENTRYPOINT ["/pause"]', 'CMD []'], log, {
+    pause: {
+      text: "#!/bin/sh\ntrap 'exit 0' TERM INT\nwhile :; do sleep 3600 & wait $!; done\n",
+      mode: 0o755,
+    },
+  });
+
+/**
  * Podman's Docker-compatible API on a socket of its own, for docker-compose (Debian's, 1.29: it honours
  * `network_mode: host`, which Debian's podman-compose 1.0.3 does not). Its containers get runc and the
  * limits above through a containers.conf of their own. `env`: what docker-compose needs to reach it.
  */
 export async function startComposeEngine() {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-engine-'));
-  const conf = join(dir, 'containers.conf');
-  const [nofile, nproc] = [ULIMITS[1], ULIMITS[3]];
-  writeFileSync(
-    conf,
-    `[containers]\ndefault_ulimits = ["${nofile}", "${nproc}"]\n[engine]\nruntime = "runc"\n`,
-  );
+  const conf = writeContainersConf(dir);
   const socket = join(dir, 'podman.sock');
   const service = spawn('podman', [...PODMAN, 'system', 'service', '--time=0', `unix://${socket}`], {
     env: { ...process.env, CONTAINERS_CONF: conf },
