@@ -9,9 +9,11 @@
 // signed-in page (time to the signed-in UI, and whether the signed-out UI ever appeared).
 // Peers' sources are in bench/peers/ (root devDependencies, never in the app's bundles).
 // Needs `npm run build` first (npm run bench does it). Knobs: BENCH_RUNS (7; 1 is the short mode),
-// BENCH_PORT_BASE (4300: front +0, provider +1, Gatehouse +2).
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// BENCH_PORT_BASE (4300: front +0, provider +1, Gatehouse +2, the baseline +3 and its provider +4),
+// BENCH_BASELINE_REF (a git ref: Gatehouse as built at that commit is measured too, alternating with
+// today's, so a change's cost to first paint and sign-in is read in one run).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import http from 'node:http';
 import path from 'node:path';
@@ -28,6 +30,9 @@ const PORT_BASE = Number(process.env.BENCH_PORT_BASE ?? 4300);
 const FRONT_PORT = PORT_BASE;
 const IDP_PORT = PORT_BASE + 1;
 const APP_PORT = PORT_BASE + 2;
+const BASELINE_PORT = PORT_BASE + 3;
+const BASELINE_IDP_PORT = PORT_BASE + 4;
+const BASELINE_REF = process.env.BENCH_BASELINE_REF;
 const FRONT = `http://localhost:${FRONT_PORT}`;
 const IDP = `http://localhost:${IDP_PORT}`;
 /** Gatehouse's default scope, asked by every page, so each does the same protocol work. */
@@ -41,6 +46,7 @@ const LABELS = {
   'eager-stack': 'eager stack (RR7 + react-oidc-context + AI)',
   gatehouse: 'Gatehouse home',
   'gatehouse-unisolated': 'Gatehouse home without its COOP header',
+  'gatehouse-baseline': `Gatehouse home at ${BASELINE_REF}`,
 };
 const SIGNS_IN = ['bare-oidc', 'eager-stack', 'gatehouse', 'gatehouse-unisolated'];
 /**
@@ -133,9 +139,27 @@ function startFront() {
   }));
 }
 
-export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT) {
+/**
+ * Gatehouse as built at `ref`: a worktree of that commit in a temporary directory, with this checkout's
+ * installed packages copied in as hard links (their workspace links then point into the worktree), built
+ * with the project's own build. Returns the worktree's path and a function that removes it.
+ */
+function buildBaseline(ref) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-baseline-'));
+  const git = (...args) => execFileSync('git', args, { cwd: root, stdio: 'pipe' });
+  git('worktree', 'add', '--detach', dir, ref);
+  for (const modules of ['node_modules', 'apps/web/node_modules', 'packages/collector/node_modules']) {
+    if (existsSync(path.join(root, modules))) {
+      execFileSync('cp', ['-al', path.join(root, modules), path.join(dir, modules)]);
+    }
+  }
+  execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'ignore' });
+  return { dir, remove: () => git('worktree', 'remove', '--force', dir) };
+}
+
+export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT, cwd = root) {
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
-    cwd: root,
+    cwd,
     env: {
       ...process.env,
       PORT: String(port),
@@ -292,12 +316,28 @@ export async function run() {
     APP_PORT,
     IDP_PORT,
   );
+  const baseline = BASELINE_REF ? buildBaseline(BASELINE_REF) : undefined;
+  const baselineServer =
+    baseline &&
+    (await startGatehouse(
+      { PUBLIC_ORIGIN: FRONT, TELEMETRY_CONSENT: 'implied' },
+      BASELINE_PORT,
+      BASELINE_IDP_PORT,
+      baseline.dir,
+    ));
   const front = await startFront();
-  const upstream = (name) => (GATEHOUSE_PAGES.has(name) ? APP_PORT : servers[name].address().port);
+  const upstream = (name) =>
+    name === 'gatehouse-baseline'
+      ? BASELINE_PORT
+      : GATEHOUSE_PAGES.has(name)
+        ? APP_PORT
+        : servers[name].address().port;
+  const idpOf = (name) => (name === 'gatehouse-baseline' ? `http://localhost:${BASELINE_IDP_PORT}` : IDP);
   const strip = (name) => (name === 'gatehouse-unisolated' ? ISOLATION_HEADERS : []);
   const browser = await launchChromium();
-  const paints = Object.fromEntries([...PEERS, ...GATEHOUSE_PAGES].map((name) => [name, []]));
-  const signIns = Object.fromEntries(SIGNS_IN.map((name) => [name, []]));
+  const measured = baseline ? ['gatehouse-baseline'] : [];
+  const paints = Object.fromEntries([...PEERS, ...GATEHOUSE_PAGES, ...measured].map((name) => [name, []]));
+  const signIns = Object.fromEntries([...SIGNS_IN, ...measured].map((name) => [name, []]));
   try {
     // One unmeasured round each: the servers' and the browser's cold start are not what is compared.
     for (let i = -1; i < RUNS; i++) {
@@ -306,15 +346,17 @@ export async function run() {
         const result = await measureFirstPaint(browser, `${FRONT}/`);
         if (i >= 0) paints[name].push(result);
       }
-      for (const name of SIGNS_IN) {
+      for (const name of Object.keys(signIns)) {
         front.route(upstream(name), strip(name));
-        const result = await measureSignIn(browser);
+        const result = await measureSignIn(browser, FRONT, idpOf(name));
         if (i >= 0) signIns[name].push(result);
       }
     }
   } finally {
     await browser.close();
     gatehouse.kill('SIGTERM');
+    baselineServer?.kill('SIGTERM');
+    baseline?.remove();
     front.server.close();
     for (const server of Object.values(servers)) server.close();
   }
@@ -367,7 +409,7 @@ function report(paints, signIns) {
   console.log(
     '\nSign-in, click "Sign in" -> signed-in UI, the provider\'s login page subtracted (/bare oidc-client-ts)',
   );
-  for (const name of SIGNS_IN) {
+  for (const name of Object.keys(signIns)) {
     const p = pages[name];
     console.log(
       `  ${LABELS[name].padEnd(46)}${`${ms(p.signInMs)} (${ratio(p.signInMs, oidc.signInMs)})`.padEnd(20)}` +
@@ -378,7 +420,7 @@ function report(paints, signIns) {
   console.log(
     '\nReload of a signed-in page: time to the signed-in UI, and runs that showed a "Sign in" control',
   );
-  for (const name of SIGNS_IN) {
+  for (const name of Object.keys(signIns)) {
     const p = pages[name];
     console.log(
       `  ${LABELS[name].padEnd(46)}${ms(p.reloadSignedInMs).padEnd(20)}signed-out UI shown in ${p.reloadShowedSignedOut} of ${RUNS}`,
@@ -390,7 +432,16 @@ function report(paints, signIns) {
     `reload flashes ${pages[name].reloadShowedSignedOut} (0)`;
   console.log(`\nGoals, Gatehouse as shipped: ${goals('gatehouse')}`);
   console.log(`Goals, without its COOP header: ${goals('gatehouse-unisolated')}`);
-  return { runs: RUNS, pages };
+  const before = pages['gatehouse-baseline'];
+  if (before) {
+    const change = (key) => `${(((pages.gatehouse[key] - before[key]) / before[key]) * 100).toFixed(1)} %`;
+    console.log(
+      `Against ${BASELINE_REF} in the same run: sign-in ${ms(pages.gatehouse.signInMs)} vs ${ms(before.signInMs)} (${change('signInMs')}), ` +
+        `FCP ${ms(pages.gatehouse.fcpMs)} vs ${ms(before.fcpMs)} (${change('fcpMs')}), ` +
+        `reload ${ms(pages.gatehouse.reloadSignedInMs)} vs ${ms(before.reloadSignedInMs)} (${change('reloadSignedInMs')})`,
+    );
+  }
+  return { runs: RUNS, baselineRef: BASELINE_REF, pages };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
