@@ -69,7 +69,7 @@ describe('the Kubernetes manifests', () => {
   });
 
   it('probe the paths the server serves, on a port the container names, with the scheme it speaks', () => {
-    const app = readFileSync(new URL('../apps/server/src/app.ts', import.meta.url), 'utf8');
+    const probes = readFileSync(new URL('../apps/server/src/probes.ts', import.meta.url), 'utf8');
     for (const workload of gatehousePods) {
       const container = server(workload);
       const portNames = (container.ports ?? []).map((p) => p.name);
@@ -77,7 +77,7 @@ describe('the Kubernetes manifests', () => {
       for (const [kind, path] of PROBE_PATHS) {
         const probe: Probe | undefined = container[kind];
         expect(probe?.httpGet?.path, `${workload.metadata.name} ${kind}`).toBe(path);
-        expect(app).toContain(`app.get('${path}'`);
+        expect(probes).toContain(`app.get('${path}'`);
         expect(portNames).toContain(probe?.httpGet?.port);
         expect(probe?.httpGet?.scheme ?? 'HTTP').toBe(tls ? 'HTTPS' : 'HTTP');
       }

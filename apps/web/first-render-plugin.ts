@@ -8,7 +8,7 @@ const MODULE = '/src/app/first-render.tsx';
  * The app's first render of `/` (the session not known yet), as React renders it on a server, put into
  * index.html by the build and by the dev server: the browser paints it before any script has run, and on
  * `/` React adopts it (hydrateRoot, src/main.tsx). The home page's part is marked, as the server leaves it
- * out on every other path (apps/server/src/app.ts). ADR 0064.
+ * out on every other path (apps/server/src/spa.ts). ADR 0064.
  */
 export function firstRenderPlugin(): Plugin {
   let dev: ViteDevServer | undefined;

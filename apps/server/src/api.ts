@@ -64,7 +64,7 @@ export function apiHandlers(options: ApiOptions): ApiHandlers {
   };
 }
 
-/** The product API's routes (mounted at /api by app.ts). */
+/** The product API's routes (mounted at /api by api-mount.ts). */
 export function createApi(options: ApiOptions): express.Router {
   return createApiRouter(endpoints, apiHandlers(options), options);
 }

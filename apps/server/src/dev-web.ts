@@ -76,7 +76,7 @@ export class DevWeb {
           // /@fs/ reads the whole repository (the workspace packages' sources): all but these.
           fs: { deny: [...VITE_DEFAULT_DENY, ...denied.flatMap(denyGlobs)] },
         },
-        // Vite marks its scripts and styles with this nonce; the CSP names it (app.ts).
+        // Vite marks its scripts and styles with this nonce; the CSP names it (security-headers.ts).
         html: { cspNonce: NONCE_PLACEHOLDER },
       });
     });

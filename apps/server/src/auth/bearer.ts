@@ -91,7 +91,7 @@ export function requireAccessToken(
     const proof = refusal?.scheme === 'DPoP' ? `${dpopChallenge ?? `DPoP ${REALM}`}${detail}` : dpopChallenge;
     return [bearer, proof].filter((challenge) => challenge !== undefined).join(', ');
   };
-  // The access log (app.ts) writes res.locals.authFailure next to the status: the reason of a 401 or 403.
+  // The access log (access-log.ts) writes res.locals.authFailure next to the status: the reason of a 401 or 403.
   return async (req: Request, res: Response, next: NextFunction) => {
     if (dpop?.nonces) res.set('DPoP-Nonce', dpop.nonces.current(Date.now() / 1000));
     const header = req.get('authorization');

@@ -129,13 +129,36 @@ export type ApiQuery<T> =
   | { status: 'failed'; data?: undefined; error: ApiError | Error };
 
 /**
+ * The API's GETs in flight, by session (its `authorize`, one per AuthProvider) and path: queries that
+ * ask the same thing at once (two dashboard panels showing one endpoint, on the same refresh) share one
+ * request and its answer. Only while it is in flight: the next refresh or a reload asks again.
+ */
+const inFlight = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+function sharedGet<T>(session: object, path: string, send: () => Promise<T>): Promise<T> {
+  let paths = inFlight.get(session);
+  if (!paths) inFlight.set(session, (paths = new Map<string, Promise<unknown>>()));
+  const pending = paths.get(path) as Promise<T> | undefined;
+  if (pending) return pending;
+  const request = send();
+  paths.set(path, request);
+  const settled = () => {
+    if (paths.get(path) === request) paths.delete(path);
+  };
+  request.then(settled, settled);
+  return request;
+}
+
+/**
  * GET a path of the API and follow it: loading, then the data or the error. `refreshMs` fetches it
- * again on a timer (keeping the last data shown meanwhile); a new path starts over.
+ * again on a timer (keeping the last data shown meanwhile); a new path starts over. Queries of the same
+ * path at the same time share one request (sharedGet).
  */
 export function useApiQuery<T>(
   path: `/api/${string}`,
   refreshMs?: number,
 ): ApiQuery<T> & { reload: () => void } {
+  const { authorize } = useAuth();
   const api = useApi();
   const [state, setState] = useState<{ path: string; query: ApiQuery<T> }>({
     path,
@@ -145,7 +168,7 @@ export function useApiQuery<T>(
 
   useEffect(() => {
     let active = true;
-    api<T>(path).then(
+    sharedGet(authorize, path, () => api<T>(path)).then(
       (data) => active && setState({ path, query: { status: 'ready', data } }),
       (error: unknown) =>
         active &&
@@ -157,7 +180,7 @@ export function useApiQuery<T>(
     return () => {
       active = false;
     };
-  }, [api, path, generation]);
+  }, [api, authorize, path, generation]);
 
   useEffect(() => {
     if (!refreshMs) return;
