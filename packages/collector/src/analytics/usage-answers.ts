@@ -44,7 +44,7 @@ export const SIGNED_IN_IDS_LIMIT = 100_000;
  */
 export type Overview = Omit<ApiOverview, 'tiles' | 'storeFull'> & {
   tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
-  /** Set by the store's own queries (store/sink.ts); the server answers null without it. */
+  /** Set by the store's own queries (analytics/store-sink.ts); the server answers null without it. */
   storeFull?: ApiOverview['storeFull'];
 };
 export type SessionRow = Omit<ApiSessionRow, 'verified'>;

@@ -7,7 +7,7 @@ import { lingerOnClose } from './lingering-close.js';
 import { countItems } from '../protocol/count-items.js';
 import type { ItemError } from '../protocol/ingest.js';
 import { startIngest } from '../protocol/ingest-offload.js';
-import { packedBytes, rowBytes, selectPacked, type PackedItems } from '../store/packed.js';
+import { packedBytes, rowBytes, selectPacked, type PackedItems } from '../protocol/packed.js';
 import { RateLimits, type RateLimiter } from './rate-limit.js';
 import { clientAddress, compileTrust, sourceKey, type TrustProxySetting } from './source-address.js';
 import type { AnalyticsQueries } from '../analytics/product.js';
@@ -15,14 +15,8 @@ import type { UsageQueries } from '../analytics/usage-answers.js';
 import { dashboardQueries, type Dashboard } from '../dashboard/dashboard-queries.js';
 import { runOnStore } from '../dashboard/dashboard-query.js';
 import type { AnnotationQueries } from '../store/annotations.js';
-import {
-  openStoreSink,
-  SinkFull,
-  SinkUnavailable,
-  type ItemSink,
-  type StoreSink,
-  type StoreSinkOptions,
-} from '../store/sink.js';
+import { openStoreSink, type StoreSink } from '../analytics/store-sink.js';
+import { SinkFull, SinkUnavailable, type ItemSink, type StoreSinkOptions } from '../store/sink.js';
 import type { TelemetryStore } from '../store/store.js';
 import type { Logger } from '../logger.js';
 

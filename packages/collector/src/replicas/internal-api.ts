@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { RS, type PackedItems } from '../store/packed.js';
+import { RS, type PackedItems } from '../protocol/packed.js';
 
 /*
  * The internal API between replicas and the one process that holds the store (docs/decisions/0041): what

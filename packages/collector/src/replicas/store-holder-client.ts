@@ -9,7 +9,7 @@ import {
   PING_PATH,
   QUERY_PREFIX,
 } from './internal-api.js';
-import type { PackedItems } from '../store/packed.js';
+import type { PackedItems } from '../protocol/packed.js';
 import type { UsageQueries } from '../analytics/usage-answers.js';
 import type { AnnotationQueries } from '../store/annotations.js';
 import { SinkFull, SinkUnavailable, type ItemSink } from '../store/sink.js';

@@ -10,7 +10,7 @@ import {
   PACKED_TYPE,
   PING_PATH,
 } from './internal-api.js';
-import { packItems } from '../store/packed.js';
+import { packItems } from '../protocol/packed.js';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { createStoreHolderApi } from './store-holder.js';
 import { createForwardingSink, createRemoteQueries, StoreUnavailable } from './store-holder-client.js';

@@ -13,7 +13,8 @@ import {
   PING_PATH,
   QUERY_PREFIX,
 } from './internal-api.js';
-import type { ItemSink, StoreSink } from '../store/sink.js';
+import type { ItemSink } from '../store/sink.js';
+import type { StoreSink } from '../analytics/store-sink.js';
 import { dashboardQueries } from '../dashboard/dashboard-queries.js';
 import { runOnStore, type DashboardQueries } from '../dashboard/dashboard-query.js';
 
