@@ -1,12 +1,12 @@
 import { openEmbeddedSink, type EmbeddedSink, type StoreSinkOptions } from '../store/sink.js';
 import { createAnalyticsQueries, type AnalyticsQueries } from './product.js';
 import { createUsageQueries } from './usage.js';
-import type { UsageQueries } from './usage-answers.js';
+import type { StoreUsageQueries } from './usage-answers.js';
 
 /** The sink of a process that holds the store, with the store's queries beside it. */
 export interface StoreSink extends EmbeddedSink {
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
-  usage: UsageQueries;
+  usage: StoreUsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
 }

@@ -1,6 +1,6 @@
 import type { AnalyticsQueries } from '../analytics/product.js';
 import { openStoreSink, type StoreSink } from '../analytics/store-sink.js';
-import type { UsageQueries } from '../analytics/usage-answers.js';
+import type { StoreUsageQueries } from '../analytics/usage-answers.js';
 import { dashboardQueries, type Dashboard } from '../dashboard/dashboard-queries.js';
 import { runOnStore } from '../dashboard/dashboard-query.js';
 import type { AnnotationQueries } from '../store/annotations.js';
@@ -35,7 +35,7 @@ export interface Collector extends CollectorFront {
   /** The store's sink, which a store holder's internal API also appends to (store-holder.ts). */
   sink: StoreSink;
   /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
-  usage: UsageQueries;
+  usage: StoreUsageQueries;
   /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
   analytics: AnalyticsQueries;
   /** The panels' registered queries (dashboard/dashboard-queries.ts) on this store. */
