@@ -10,15 +10,11 @@ const features = readdirSync(new URL('./apps/web/src/features/', import.meta.url
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name);
 
-/**
- * Each collector folder and the folders above it. Still to move (ADR 0110): protocol/ reads the item's
- * columns and the packed format from store/ (row-layout, packed), and store/ composes its sink's queries
- * and reads the vitals' thresholds and the period helpers from analytics/.
- */
+/** Each collector folder and the folders above it (ADR 0110, 0115). */
 const top = ['http', 'cli'];
 const collectorLayers = [
-  ['protocol', ['analytics', 'log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
-  ['store', ['log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
+  ['protocol', ['store', 'analytics', 'log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
+  ['store', ['analytics', 'log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
   ['analytics', ['log-analytics', 'dashboard', 'relay', 'replicas', ...top]],
   ['log-analytics', ['dashboard', 'relay', 'replicas', ...top]],
   ['dashboard', ['relay', 'replicas', ...top]],
@@ -126,7 +122,7 @@ export default tseslint.config(
           zones: collectorLayers.map(([folder, above]) => ({
             target: `./packages/collector/src/${folder}`,
             from: above.map((name) => `./packages/collector/src/${name}`),
-            message: `${folder}/ is below ${above.join(', ')}: it never imports them (ADR 0110).`,
+            message: `${folder}/ is below ${above.join(', ')}: it never imports them (ADR 0110, 0115).`,
           })),
         },
       ],

@@ -8,7 +8,8 @@ export type {
   SinkCollectorOptions,
 } from './http/collector.js';
 export type { Logger, LogLevel } from './logger.js';
-export { openStoreSink, SinkFull, SinkUnavailable } from './store/sink.js';
+export { SinkFull, SinkUnavailable } from './store/sink.js';
+export { openStoreSink } from './analytics/store-sink.js';
 export { createStoreHolderApi } from './replicas/store-holder.js';
 export type { StoreHolderApiOptions } from './replicas/store-holder.js';
 export {
@@ -18,8 +19,9 @@ export {
 } from './replicas/store-holder-client.js';
 export type { ForwardingSink, StoreHolderClientOptions } from './replicas/store-holder-client.js';
 export { INTERNAL_PREFIX, MIN_TOKEN_LENGTH } from './replicas/internal-api.js';
-export type { ItemSink, StoreSink, StoreSinkOptions } from './store/sink.js';
-export type { PackedItems } from './store/packed.js';
+export type { ItemSink, StoreSinkOptions } from './store/sink.js';
+export type { StoreSink } from './analytics/store-sink.js';
+export type { PackedItems } from './protocol/packed.js';
 export {
   clientAddress,
   compileTrust,
@@ -57,7 +59,7 @@ export { rangeSpecs } from './analytics/sql.js';
 export type { Period, UsageOptions, UsageReader } from './analytics/sql.js';
 export { createAnalyticsQueries } from './analytics/product.js';
 export type { AnalyticsQueries } from './analytics/product.js';
-export { rateVital, vitalThresholds } from './analytics/vitals.js';
+export { rateVital, vitalThresholds } from './store/vitals.js';
 export { openRelaySink, teeSink } from './relay/relay-sink.js';
 export type { RelaySink, RelaySinkOptions } from './relay/relay-sink.js';
 export type { RelayStats } from './relay/forwarder.js';

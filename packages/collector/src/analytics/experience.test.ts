@@ -1,6 +1,6 @@
 import { experienceSchema } from '@gatehouse/api-contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rateVital } from './vitals.js';
+import { rateVital } from '../store/vitals.js';
 import { browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import type { TestCollector } from '../test-support/server.js';
 import { collectorWith } from '../test-support/stored-fixtures.js';

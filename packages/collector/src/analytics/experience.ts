@@ -27,7 +27,7 @@ import {
   type UsageOptions,
   type UsageReader,
 } from './sql.js';
-import { rateVital, vitalBinnedSql, vitalThresholdsSql, vitalUnbinnedSql } from './vitals.js';
+import { rateVital, vitalBinnedSql, vitalThresholdsSql, vitalUnbinnedSql } from '../store/vitals.js';
 import { metricPageKeySql } from '../store/row-layout.js';
 
 /**

@@ -44,18 +44,19 @@ export const SIGNED_IN_IDS_LIMIT = 100_000;
  */
 export type Overview = Omit<ApiOverview, 'tiles' | 'storeFull'> & {
   tiles: Record<Exclude<TileKey, 'verifiedUsers'>, Tile>;
-  /** Set by the store's own queries (store/sink.ts); the server answers null without it. */
+  /** Set by the store's own queries (analytics/store-sink.ts); the server answers null without it. */
   storeFull?: ApiOverview['storeFull'];
 };
 export type SessionRow = Omit<ApiSessionRow, 'verified'>;
 export type SessionTimeline = Omit<ApiSessionTimeline, 'verified'>;
 
+/**
+ * The usage queries the server asks of every back-end (the local store, the store holder over the
+ * internal API, Log Analytics): the overview, sessions and one user's data. The panels' queries go
+ * through the registry (dashboard/dashboard-queries.ts) instead.
+ */
 export interface UsageQueries {
   overview(options?: UsageOptions): Promise<Overview>;
-  timeseries(options?: UsageOptions): Promise<Timeseries>;
-  pages(options?: UsageOptions): Promise<Pages>;
-  exceptions(options?: UsageOptions): Promise<Exceptions>;
-  dependencies(options?: UsageOptions): Promise<Dependencies>;
   sessions(options?: UsageOptions & { limit?: number }): Promise<Period & { sessions: SessionRow[] }>;
   /** null when no item of the session is stored. */
   sessionTimeline(sessionId: string): Promise<SessionTimeline | null>;
@@ -65,6 +66,14 @@ export interface UsageQueries {
   eraseUser(userId: string): Promise<number>;
   /** The distinct authenticated user ids of the period (at most SIGNED_IN_IDS_LIMIT), to be verified. */
   signedInUserIds(options?: UsageOptions): Promise<string[]>;
+}
+
+/** The local store's usage queries: those, and the four panels' that the registry runs on it. */
+export interface StoreUsageQueries extends UsageQueries {
+  timeseries(options?: UsageOptions): Promise<Timeseries>;
+  pages(options?: UsageOptions): Promise<Pages>;
+  exceptions(options?: UsageOptions): Promise<Exceptions>;
+  dependencies(options?: UsageOptions): Promise<Dependencies>;
 }
 
 /*

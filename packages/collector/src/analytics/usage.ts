@@ -39,7 +39,7 @@ import {
   timelineSql,
 } from './usage-sql.js';
 import {
-  type UsageQueries,
+  type StoreUsageQueries,
   shapeOverview,
   shapeTimeseries,
   shapePages,
@@ -117,7 +117,7 @@ async function pagesFromItems(
 export function createUsageQueries(
   reader: UsageReader,
   pagesSampling: Sampling = PAGES_SAMPLING,
-): UsageQueries {
+): StoreUsageQueries {
   return {
     async overview(options) {
       const p = period(options);

@@ -6,7 +6,7 @@ import { main as erase } from './erase.js';
 import { main, parseExportArgs } from './export.js';
 import { readStoreSettings } from './settings.js';
 import { Journal } from '../store/journal.js';
-import { packItems, RS } from '../store/packed.js';
+import { packItems, RS } from '../protocol/packed.js';
 import { openStore, rejectedFile } from '../store/store.js';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { browserBatch, browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';

@@ -1,11 +1,11 @@
 import { endpoints } from '@gatehouse/api-contract';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { browserContext, browserEnvelope, type BrowserContext } from '../test-support/browser-envelopes.js';
 import type { TestCollector } from '../test-support/server.js';
 import { collectorWith } from '../test-support/stored-fixtures.js';
 import { dashboardQueries } from './dashboard-queries.js';
 import { runOnStore } from './dashboard-query.js';
-import { alertOf } from './sign-in-health.js';
+import { alertOf, signInHealth } from './sign-in-health.js';
 
 const MINUTE = 60_000;
 const NOW = Date.now();
@@ -130,6 +130,35 @@ describe('sign-in health over the store', () => {
     });
     expect(answer.funnel).toEqual({ started: 1, returned: 0, redeemed: 0, signedIn: 1, failed: 0 });
     expect(answer.timeToSignIn).toEqual({ p50Ms: 800, p95Ms: 800 });
+  });
+});
+
+describe('the period of one answer', () => {
+  it('is read once: the answer names the period its questions asked, even as the clock moves on', async () => {
+    const bucketMs = 5 * MINUTE;
+    const start = Math.floor(NOW / bucketMs) * bucketMs + bucketMs - 1;
+    let calls = 0;
+    // The clock passes a bucket's end after its first reading.
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => start + (calls++ === 0 ? 0 : bucketMs));
+    const reads: unknown[][] = [];
+    const reader = {
+      read: (_sql: string, values: unknown[] = []) => {
+        reads.push(values);
+        return Promise.resolve([]);
+      },
+    };
+    try {
+      const answer = await signInHealth.store(reader, { range: '1h' });
+      const to = Math.floor(start / bucketMs) * bucketMs + bucketMs;
+      expect([answer.from, answer.to]).toEqual([
+        new Date(to - 60 * MINUTE).toISOString(),
+        new Date(to).toISOString(),
+      ]);
+      // The chart's buckets the events were counted in start where the answer's period does.
+      expect(reads[0]?.[3]).toBe(to - 60 * MINUTE);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
 

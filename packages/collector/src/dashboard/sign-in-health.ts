@@ -50,10 +50,13 @@ const EVENT_NAMES = [SIGN_IN_EVENT, RENEWAL_EVENT, SESSION_END_EVENT];
 const eventsWhere = (names: readonly string[]) =>
   `type = 'event' AND name_key IN (${names.map((n) => nameKeySql(`'event'`, `'${n}'`)).join(', ')}) AND name IN (${names.map((n) => `'${n}'`).join(', ')})`;
 
-/** The periods every question reads: the chart's period, the one before it, and the alert's hour and week. */
+/**
+ * The periods every question reads: the chart's period, the one before it, and the alert's hour and week.
+ * From one reading of the clock, made once an answer: the answer names the period its questions asked.
+ */
 function periodsOf(options: UsageOptions) {
-  const b = bucketedPeriod(options);
   const now = options.now ?? Date.now();
+  const b = bucketedPeriod({ ...options, now });
   return { b, before: b.from - (b.to - b.from), hour: now - HOUR, week: now - HOUR - 7 * DAY, now };
 }
 
@@ -93,7 +96,7 @@ GROUP BY ALL`,
   const [q] = durations;
   const quantiles = Array.isArray(q?.quantiles) ? (q.quantiles as unknown[]) : [];
   return shapeSignInHealth(
-    options,
+    b,
     { events, durations: [{ p50_ms: quantiles[0], p95_ms: quantiles[1] }], refusals, alert },
     [],
   );
@@ -144,7 +147,7 @@ async function onLogAnalytics(run: RunQuery, options: UsageOptions) {
   ]);
   // Kusto names a bucket by its start; the shaper by its index.
   const indexed = events.map((r) => ({ ...r, bucket: Math.floor((timeMs(r.bucket) - b.from) / b.bucketMs) }));
-  return shapeSignInHealth(options, { events: indexed, durations, refusals, alert }, [
+  return shapeSignInHealth(b, { events: indexed, durations, refusals, alert }, [
     kustoPercentile('p50Ms'),
     kustoPercentile('p95Ms'),
   ]);
@@ -177,13 +180,12 @@ export function alertOf(
   };
 }
 
-/** The answer from the four questions' rows, whichever back-end gave them. */
+/** The answer from the four questions' rows over the chart's period `b`, whichever back-end gave them. */
 export function shapeSignInHealth(
-  options: UsageOptions,
+  b: ReturnType<typeof periodsOf>['b'],
   rows: Rows,
   estimates: SignInHealth['estimates'],
 ): SignInHealth {
-  const { b } = periodsOf(options);
   const events = rows.events.map((r) => ({
     name: strOrNull(r.name),
     outcome: strOrNull(r.outcome),

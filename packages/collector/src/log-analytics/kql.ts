@@ -8,7 +8,7 @@ import {
 } from '@gatehouse/api-contract';
 import { LIST_LIMIT } from '../analytics/sql.js';
 import { SIGNED_IN_IDS_LIMIT, TIMELINE_LIMIT } from '../analytics/usage-answers.js';
-import { vitalThresholds } from '../analytics/vitals.js';
+import { vitalThresholds } from '../store/vitals.js';
 import { ownValue } from '../own-property.js';
 
 /**

@@ -126,10 +126,6 @@ const KUSTO_CALL_ESTIMATES: Dependencies['estimates'] = [
  */
 export function createLogAnalyticsQueries(run: RunQuery): LogAnalyticsQueries {
   const usage: UsageQueries = {
-    timeseries: (options) => timeseriesOnLogAnalytics(run, options),
-    pages: (options) => pagesOnLogAnalytics(run, options),
-    exceptions: (options) => exceptionsOnLogAnalytics(run, options),
-    dependencies: (options) => dependenciesOnLogAnalytics(run, options),
     async overview(options = {}) {
       const p = period(options);
       const length = p.to - p.from;

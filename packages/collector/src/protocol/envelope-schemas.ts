@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { TelemetryItem } from '../store/row-layout.js';
+import type { TelemetryItem } from './item-row.js';
 
-export type { TelemetryItem } from '../store/row-layout.js';
+export type { TelemetryItem } from './item-row.js';
 
 /**
  * The Application Insights data contracts that the collector accepts, with the ingestion service's limits.

@@ -1,7 +1,7 @@
 import { BodyError, splitItems, type ParsedItem } from './body.js';
 import type { Client } from './client.js';
 import { validateEnvelope, type TelemetryItem, type TimeWindow } from './envelopes.js';
-import { packItems, type PackedItems } from '../store/packed.js';
+import { packItems, type PackedItems } from './packed.js';
 
 export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */

@@ -1,5 +1,5 @@
-import { FS, RS, US, type PackedItems } from '../store/packed.js';
-import { rowLayout } from '../store/row-layout.js';
+import { FS, RS, US, type PackedItems } from '../protocol/packed.js';
+import { rowLayout } from '../protocol/item-row.js';
 
 /** One accepted item as the relay keeps and forwards it. */
 export interface RelayItem {
@@ -12,7 +12,7 @@ export interface RelayItem {
 const ENVELOPE = rowLayout.findIndex((c) => c.field === 'envelope');
 const IKEY = rowLayout.findIndex((c) => c.field === 'iKey');
 const ESC = '\u001b';
-/** packed.ts's escapes, undone: ESC followed by e, 0, 1, 2, 3, 4. */
+/** protocol/packed.ts's escapes, undone: ESC followed by e, 0, 1, 2, 3, 4. */
 const unescapes: Record<string, string> = {
   e: ESC,
   '0': '\u0000',
@@ -25,7 +25,7 @@ const unescapes: Record<string, string> = {
 const unescape = (v: string) => v.replace(/\u001b([e0-4])/g, (_m, c: string) => unescapes[c] ?? c);
 
 /**
- * The envelope texts of packed rows (packed.ts), each carrying `iKey`. A row's text is the envelope as
+ * The envelope texts of packed rows (protocol/packed.ts), each carrying `iKey`. A row's text is the envelope as
  * received (or its compact form, ADR 0015) when it plainly names the destination's key once; otherwise
  * (another accepted key, the same in other letter case, or a text that could name a second key the
  * collector's parse did not keep) it is re-serialised from what was parsed, with the destination's key,

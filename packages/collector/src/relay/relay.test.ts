@@ -7,7 +7,7 @@ import { crc32, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LogLevel } from '../logger.js';
 import { createIngest } from '../protocol/ingest.js';
-import type { PackedItems } from '../store/packed.js';
+import type { PackedItems } from '../protocol/packed.js';
 import { SinkUnavailable } from '../store/sink.js';
 import { BROWSER_IKEY, browserBatch, browserContext } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';

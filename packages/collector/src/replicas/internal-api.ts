@@ -1,5 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { RS, type PackedItems } from '../store/packed.js';
+import type { UsageQueries } from '../analytics/usage-answers.js';
+import { RS, type PackedItems } from '../protocol/packed.js';
+import type { AnnotationQueries } from '../store/annotations.js';
 
 /*
  * The internal API between replicas and the one process that holds the store (docs/decisions/0041): what
@@ -15,6 +17,35 @@ export const APPEND_PATH = '/internal/collector/append';
 export const PING_PATH = '/internal/collector/ping';
 /** POST `/internal/usage/<query>` with the query's arguments as a JSON array. */
 export const QUERY_PREFIX = '/internal/usage/';
+
+/** How a query is answered: `{ result }` in JSON, or a stream of JSON lines (one user's items). */
+type RemoteAnswer = 'json' | 'ndjson';
+
+/**
+ * The queries a replica asks the store holder for by these names, both sides reading this one list
+ * (the compiler holds it to the interfaces): the usage queries every back-end answers, and the
+ * annotations (only the store holder writes its file). The panels' queries are asked by their
+ * registry's names (dashboard/dashboard-queries.ts); any other name is 404.
+ */
+export const REMOTE_QUERIES = {
+  usage: {
+    overview: 'json',
+    sessions: 'json',
+    sessionTimeline: 'json',
+    userItems: 'ndjson',
+    eraseUser: 'json',
+    signedInUserIds: 'json',
+  },
+  annotations: {
+    listAnnotations: 'json',
+    addAnnotation: 'json',
+    deleteAnnotation: 'json',
+    annotationsBy: 'json',
+  },
+} as const satisfies {
+  usage: Record<keyof UsageQueries, RemoteAnswer>;
+  annotations: Record<keyof AnnotationQueries, RemoteAnswer>;
+};
 export const PACKED_TYPE = 'application/vnd.gatehouse.packed-items';
 /** The shared secret's least length, in characters (as TELEMETRY_USER_ID_SECRET's). */
 export const MIN_TOKEN_LENGTH = 32;

@@ -8,12 +8,12 @@ import {
   PACKED_TYPE,
   PING_PATH,
   QUERY_PREFIX,
+  REMOTE_QUERIES,
 } from './internal-api.js';
-import type { PackedItems } from '../store/packed.js';
+import type { PackedItems } from '../protocol/packed.js';
 import type { UsageQueries } from '../analytics/usage-answers.js';
 import type { AnnotationQueries } from '../store/annotations.js';
 import { SinkFull, SinkUnavailable, type ItemSink } from '../store/sink.js';
-import type { Envelope } from '../store/store.js';
 
 export interface StoreHolderClientOptions {
   /** The store holder's base URL (COLLECTOR_URL), reached directly, not through the load balancer. */
@@ -211,46 +211,37 @@ export function createRemoteQueries<R extends DashboardQueries = typeof dashboar
     return ((await res.json()) as { result: T }).result;
   }
 
-  async function* userItems(userId: string): AsyncIterable<Envelope> {
+  async function* stream(name: string, args: unknown[]): AsyncIterable<unknown> {
     // No time-out on reading: an export is as long as the user's history. The connection's end tells a
     // cut answer (the store holder failed half way) from a whole one: the read then throws.
-    const res = await request('userItems', [userId], AbortSignal.timeout(timeoutMs * 10));
+    const res = await request(name, args, AbortSignal.timeout(timeoutMs * 10));
     const decoder = new TextDecoder();
     let rest = '';
     for await (const bytes of res.body as AsyncIterable<Uint8Array>) {
       rest += decoder.decode(bytes, { stream: true });
       const lines = rest.split('\n');
       rest = lines.pop() ?? '';
-      for (const line of lines) if (line) yield JSON.parse(line) as Envelope;
+      for (const line of lines) if (line) yield JSON.parse(line) as unknown;
     }
     rest += decoder.decode();
-    if (rest) yield JSON.parse(rest) as Envelope;
+    if (rest) yield JSON.parse(rest) as unknown;
   }
 
-  const remote =
-    <A extends unknown[], T>(name: string) =>
-    (...args: A) =>
-      call<T>(name, args);
-  const usage: UsageQueries = {
-    overview: remote('overview'),
-    timeseries: remote('timeseries'),
-    pages: remote('pages'),
-    exceptions: remote('exceptions'),
-    dependencies: remote('dependencies'),
-    sessions: remote('sessions'),
-    sessionTimeline: remote('sessionTimeline'),
-    userItems,
-    eraseUser: remote('eraseUser'),
-    signedInUserIds: remote('signedInUserIds'),
-  };
+  /** A group of queries, each asked by its name on the internal API's list (internal-api.ts). */
+  function remoteGroup<G>(names: Record<keyof G & string, 'json' | 'ndjson'>): G {
+    const entries = Object.entries(names).map(([name, answer]) => [
+      name,
+      answer === 'ndjson'
+        ? (...args: unknown[]) => stream(name, args)
+        : (...args: unknown[]) => call(name, args),
+    ]);
+    return Object.fromEntries(entries) as G;
+  }
+
+  const usage = remoteGroup<UsageQueries>(REMOTE_QUERIES.usage);
   // The panels' queries, by the registry's names (dashboard/dashboard-queries.ts), their query as one argument.
   const dashboard: DashboardRunner<R> = (name, query) => call(name, [query]);
   // Writes too: only the store holder writes its file (docs/decisions/0041).
-  const annotations: AnnotationQueries = {
-    listAnnotations: remote('listAnnotations'),
-    addAnnotation: remote('addAnnotation'),
-    deleteAnnotation: remote('deleteAnnotation'),
-    annotationsBy: remote('annotationsBy'),
-  };
+  const annotations = remoteGroup<AnnotationQueries>(REMOTE_QUERIES.annotations);
   return { usage, dashboard, annotations };
 }

@@ -10,7 +10,7 @@ import {
   PACKED_TYPE,
   PING_PATH,
 } from './internal-api.js';
-import { packItems } from '../store/packed.js';
+import { packItems } from '../protocol/packed.js';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { createStoreHolderApi } from './store-holder.js';
 import { createForwardingSink, createRemoteQueries, StoreUnavailable } from './store-holder-client.js';
@@ -205,6 +205,21 @@ describe("the store holder's internal API", () => {
     expect(await collector.store.count()).toBe(0);
     expect((await post(text)).status).toBe(200);
     expect(await collector.store.count()).toBe(2);
+  });
+
+  it('answers the queries on its list and the registry, and 404 to any other name', async () => {
+    const { url } = await startStoreHolder();
+    const ask = (name: string) =>
+      fetch(`${url}/internal/usage/${name}`, {
+        method: 'POST',
+        body: JSON.stringify([{ range: '24h' }]),
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
+    for (const name of ['overview', 'sessions', 'signedInUserIds', 'usageTimeseries', 'usagePages'])
+      expect((await ask(name)).status, name).toBe(200);
+    // The panels' queries are asked by their registry names only (dashboard/dashboard-queries.ts).
+    for (const name of ['timeseries', 'pages', 'exceptions', 'dependencies', 'toString'])
+      expect((await ask(name)).status, name).toBe(404);
   });
 });
 

@@ -12,8 +12,10 @@ import {
   PackedFormatError,
   PING_PATH,
   QUERY_PREFIX,
+  REMOTE_QUERIES,
 } from './internal-api.js';
-import type { ItemSink, StoreSink } from '../store/sink.js';
+import type { ItemSink } from '../store/sink.js';
+import type { StoreSink } from '../analytics/store-sink.js';
 import { dashboardQueries } from '../dashboard/dashboard-queries.js';
 import { runOnStore, type DashboardQueries } from '../dashboard/dashboard-query.js';
 
@@ -53,15 +55,23 @@ export function createStoreHolderApi(options: StoreHolderApiOptions) {
     throw new RangeError(`The collector token must be at least ${MIN_TOKEN_LENGTH} characters long.`);
   const maxAppendBytes = options.maxAppendBytes ?? 64 * 1024 * 1024;
   const retryAfter = String(options.retryAfterSeconds ?? 10);
-  const queries = new Map<string, (...args: unknown[]) => unknown>();
-  const groups = source ? [source.usage, source.annotations] : [];
-  for (const group of groups as unknown as Record<string, (...args: unknown[]) => unknown>[]) {
-    for (const [name, query] of Object.entries(group)) queries.set(name, query.bind(group));
+  /** Each query by its name, and whether it is answered as a stream of lines. */
+  const queries = new Map<string, { run: (...args: unknown[]) => unknown; stream: boolean }>();
+  function offer(group: object | undefined, names: Record<string, string>) {
+    if (!group) return;
+    const methods = group as Record<string, (...args: unknown[]) => unknown>;
+    for (const [name, answer] of Object.entries(names)) {
+      const method = methods[name];
+      if (method) queries.set(name, { run: method.bind(group), stream: answer === 'ndjson' });
+    }
   }
   if (source) {
+    offer(source.usage, REMOTE_QUERIES.usage);
+    offer(source.annotations, REMOTE_QUERIES.annotations);
     const registry: DashboardQueries = options.dashboardQueries ?? dashboardQueries;
     const dashboard = runOnStore(registry, source.store);
-    for (const name of Object.keys(registry)) queries.set(name, (query) => dashboard(name, query as never));
+    for (const name of Object.keys(registry))
+      queries.set(name, { run: (query) => dashboard(name, query as never), stream: false });
   }
 
   let refused = 0;
@@ -111,8 +121,8 @@ export function createStoreHolderApi(options: StoreHolderApiOptions) {
   }
 
   async function query(name: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const run = queries.get(name);
-    if (!run) {
+    const asked = queries.get(name);
+    if (!asked) {
       req.resume();
       return answer(res, 404, { error: 'No such query.' });
     }
@@ -126,12 +136,12 @@ export function createStoreHolderApi(options: StoreHolderApiOptions) {
     if (!Array.isArray(args))
       return answer(res, 400, { error: 'The body must be a JSON array of arguments.' });
     const list = args as unknown[];
-    if (name !== 'userItems') return answer(res, 200, { result: (await run(...list)) ?? null });
+    if (!asked.stream) return answer(res, 200, { result: (await asked.run(...list)) ?? null });
     // One user's items, streamed as NDJSON: a store holder that fails half way cuts the answer, so the
     // replica never takes a partial export for a whole one.
     res.writeHead(200, { 'Cache-Control': 'no-store', 'Content-Type': 'application/x-ndjson' });
     let chunk = '';
-    for await (const envelope of run(...list) as AsyncIterable<unknown>) {
+    for await (const envelope of asked.run(...list) as AsyncIterable<unknown>) {
       chunk += `${JSON.stringify(envelope)}\n`;
       if (chunk.length > 65_536) {
         if (!res.write(chunk)) await once(res, 'drain');

@@ -1,16 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { ANNOTATIONS_LIMIT, annotationNoteProblem, USER_ID } from '@gatehouse/api-contract';
-import {
-  bucketedPeriod,
-  describePeriod,
-  iso,
-  num,
-  strOrNull,
-  ts,
-  type Period,
-  type UsageOptions,
-} from '../analytics/sql.js';
+import { bucketedPeriod, describePeriod, type Period, type UsageOptions } from './period.js';
+import { iso, num, strOrNull, ts } from './values.js';
 
 /*
  * Annotations (docs/decisions/0085-annotations.md): moments an admin marked with a short note, kept in

@@ -7,7 +7,7 @@ import { EVENT_ESTIMATES, queryCustomEvents } from '../analytics/events.js';
 import { EXPERIENCE_ESTIMATES, queryExperience } from '../analytics/experience.js';
 import { FLOW_PATHS_LIMIT, queryUserFlows } from '../analytics/flows.js';
 import { queryFunnel } from '../analytics/funnel.js';
-import { vitalThresholds } from '../analytics/vitals.js';
+import { vitalThresholds } from './vitals.js';
 import { CALL_ESTIMATES, createUsageQueries, PAGE_ESTIMATES } from '../analytics/usage.js';
 import { compactNextDay } from './compact.js';
 import { PAGE_DAILY, USERS_ERROR } from './daily-sketch.js';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { vitalBinnedSql, vitalThresholds, vitalThresholdsSql } from '../analytics/vitals.js';
+import { vitalBinnedSql, vitalThresholds, vitalThresholdsSql } from './vitals.js';
 import { canaryHolds, inTransaction, tableExists } from './rollup.js';
 
 /*

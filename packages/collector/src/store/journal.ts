@@ -2,11 +2,11 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { open, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
-import { GS, GS_BYTE, RS, RS_BYTE } from './packed.js';
+import { GS, GS_BYTE, RS, RS_BYTE } from '../protocol/packed.js';
 
 /**
  * The collector's own write-ahead journal: what makes an answer durable. Accepted items, packed into
- * rows (packed.ts), are appended to a segment file and fdatasync'ed before the request is answered; the
+ * rows (protocol/packed.ts), are appended to a segment file and fdatasync'ed before the request is answered; the
  * store loads them into DuckDB later, in large transactions (store.ts), keeps the position it has
  * loaded up to in DuckDB itself, and deletes segments it has loaded whole. A segment ends once it has
  * grown past SEGMENT_BYTES.

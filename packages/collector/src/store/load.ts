@@ -3,8 +3,9 @@ import { appendFile, open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Journal, JournalPosition } from './journal.js';
-import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from './packed.js';
-import { derivedColumns, derivedSql, itemColumns, rowLayout } from './row-layout.js';
+import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from '../protocol/packed.js';
+import { rowLayout } from '../protocol/item-row.js';
+import { derivedColumns, derivedSql, itemColumns } from './row-layout.js';
 import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
 import { flowLoadSql, sketchInsertSql } from './daily-sketch.js';
 

@@ -4,7 +4,7 @@ import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { queryRetention } from '../analytics/retention.js';
 import { segmentSql, ts, type UsageOptions } from '../analytics/sql.js';
 import { createUsageQueries } from '../analytics/usage.js';
-import { rowLayout } from './row-layout.js';
+import { rowLayout } from '../protocol/item-row.js';
 import { openWritableStore, storeFile, type WritableStore } from './store.js';
 import { browserContext, browserEnvelope, type BrowserKind } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCollector, type CollectorFront } from '../http/collector.js';
-import { RS, type PackedItems } from './packed.js';
+import { RS, type PackedItems } from '../protocol/packed.js';
 import type { ItemSink } from './sink.js';
 import { BROWSER_IKEY, browserBatch, browserRequest } from '../test-support/browser-envelopes.js';
 

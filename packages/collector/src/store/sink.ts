@@ -1,10 +1,8 @@
+import type { StoreFull } from '@gatehouse/api-contract';
 import { COLLECTOR_DEFAULTS } from '@gatehouse/config';
-import { createAnalyticsQueries, type AnalyticsQueries } from '../analytics/product.js';
 import type { Logger } from '../logger.js';
 import { GroupCommit } from './group-commit.js';
-import { listPacked, type PackedItems } from './packed.js';
-import { createUsageQueries } from '../analytics/usage.js';
-import type { UsageQueries } from '../analytics/usage-answers.js';
+import { listPacked, type PackedItems } from '../protocol/packed.js';
 import { StoreQuota } from './quota.js';
 import type { AnnotationQueries } from './annotations.js';
 import { openWritableStore, ROW_GROUP_ROWS, type WritableStore } from './store.js';
@@ -68,15 +66,16 @@ export interface StoreSinkOptions {
   log: Logger;
 }
 
-/** The sink of a process that holds the store, with the store's queries beside it. */
-export interface StoreSink extends ItemSink {
+/**
+ * The sink of a process that holds the store, without the dashboard's queries: those are above the
+ * store, and analytics/store-sink.ts puts them beside it (StoreSink).
+ */
+export interface EmbeddedSink extends ItemSink {
   store: WritableStore;
-  /** The usage dashboard's queries, on the store's own connection (the file admits one process). */
-  usage: UsageQueries;
-  /** The dashboard's product analytics (web vitals, events, funnels, ...), on the same connection. */
-  analytics: AnalyticsQueries;
   /** The admins' annotations (annotations.ts), in the same file. */
   annotations: AnnotationQueries;
+  /** Since when the store has been at its disk quota, and its figures; null while it takes items. */
+  storeFull(): StoreFull | null;
 }
 
 const DAY_MS = 86_400_000;
@@ -89,7 +88,7 @@ const MAX_PENDING_ITEMS = 2 * ROW_GROUP_ROWS;
  * The embedded store as a sink: group commit into the journal (one fdatasync for the batches of many
  * requests), the disk quota, and retention pruning.
  */
-export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSink> {
+export async function openEmbeddedSink(options: StoreSinkOptions): Promise<EmbeddedSink> {
   const { dataDir, log } = options;
   const retentionDays = options.retentionDays ?? COLLECTOR_DEFAULTS.TELEMETRY_RETENTION_DAYS;
   const maxStoreBytes = options.maxStoreBytes ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_STORE_MB * 1024 ** 2;
@@ -118,24 +117,15 @@ export async function openStoreSink(options: StoreSinkOptions): Promise<StoreSin
   const pruneTimer = setInterval(() => void prune(), 3_600_000);
   pruneTimer.unref();
 
-  const usage = createUsageQueries(store);
   return {
     store,
-    usage: {
-      ...usage,
-      // The dashboard tells admins when nothing is stored any more (docs/configuration.md, "Limits for operators").
-      async overview(options) {
-        const overview = await usage.overview(options);
-        const since = quota?.fullSince;
-        const storeFull =
-          quota && since !== undefined
-            ? { since: new Date(since).toISOString(), usedBytes: quota.usedBytes, maxBytes: maxStoreBytes }
-            : null;
-        return { ...overview, storeFull };
-      },
-    },
-    analytics: createAnalyticsQueries(store),
     annotations: store.annotations,
+    storeFull() {
+      const since = quota?.fullSince;
+      return quota && since !== undefined
+        ? { since: new Date(since).toISOString(), usedBytes: quota.usedBytes, maxBytes: maxStoreBytes }
+        : null;
+    },
     async append(items) {
       await commits.add(items, items.count);
       quota?.add(items.chunks.reduce((bytes, chunk) => bytes + chunk.length, 0));

@@ -14,8 +14,9 @@ import {
 } from '../protocol/envelopes.js';
 import { ITEM_KEY_SQL, RecentKeys } from '../protocol/item-identity.js';
 import { Journal } from './journal.js';
-import { packItems, packedTimes, selectPacked, type PackedItems } from './packed.js';
-import { derivedColumns, derivedSql, itemsTableSql, nameKeySql, rowLayout } from './row-layout.js';
+import { packItems, packedTimes, selectPacked, type PackedItems } from '../protocol/packed.js';
+import { rowLayout } from '../protocol/item-row.js';
+import { derivedColumns, derivedSql, itemsTableSql, nameKeySql } from './row-layout.js';
 import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolicy } from './checkpoints.js';
 import { openJournalLoader } from './load.js';
 import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
@@ -39,7 +40,7 @@ import {
 } from './annotations.js';
 
 export { rejectedFile } from './load.js';
-export type { PackedItems } from './packed.js';
+export type { PackedItems } from '../protocol/packed.js';
 
 /**
  * The telemetry store: one DuckDB file (columnar, chosen in docs/decisions/0004-collector-store.md)

@@ -1,5 +1,7 @@
 import { webVitals, type VitalRating, type WebVitalName } from '@gatehouse/api-contract';
 
+// In store/, not analytics/: the daily sketches (daily-sketch.ts) count good and poor vitals as they load.
+
 /**
  * Google's thresholds: a value up to `good` is good, above `poor` is poor, between needs improvement.
  * Milliseconds, except CLS (a score). https://web.dev/articles/vitals#core-web-vitals and
@@ -27,7 +29,7 @@ export const vitalThresholdsSql = `(VALUES ${webVitals
   .join(', ')}) AS t(name, good, poor)`;
 
 /**
- * What a vital's value is counted in the duration bins as (store/daily-sketch.ts's binSql): milliseconds,
+ * What a vital's value is counted in the duration bins as (daily-sketch.ts's binSql): milliseconds,
  * and CLS (a score, mostly under 1) in thousandths, so that its bins are as fine as a duration's.
  */
 export const CLS_SCALE = 1000;

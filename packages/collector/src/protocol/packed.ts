@@ -1,5 +1,5 @@
-import { rowLayout, type TelemetryItem } from './row-layout.js';
-import { itemKey } from '../protocol/item-identity.js';
+import { rowLayout, type TelemetryItem } from './item-row.js';
+import { itemKey } from './item-identity.js';
 
 /**
  * Accepted items packed for the store (`packItems`): what the ingest worker hands the event loop, one

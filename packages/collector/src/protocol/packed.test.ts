@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { validateEnvelope } from '../protocol/envelopes.js';
+import { validateEnvelope } from './envelopes.js';
 import { browserBatch } from '../test-support/browser-envelopes.js';
 import { listPacked, packedTimes, packItems } from './packed.js';
 
