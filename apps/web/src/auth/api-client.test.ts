@@ -1,3 +1,4 @@
+// @vitest-environment node
 import type { ApiUser, Funnel, SessionTimeline } from '@gatehouse/api-contract';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { apiUrl, type AnswerOf, type RequestAt } from './api-client';

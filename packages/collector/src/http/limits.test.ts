@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BreezeResponse, CollectorOptions } from './collector.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { HttpLimits } from './http-limits.js';
@@ -592,7 +592,6 @@ describe('memory under a flood', () => {
   beforeAll(() => {
     build = compilePackage();
   }, 120_000);
-  afterAll(() => build?.remove());
 
   /** A kB figure of /proc/<pid>/status (Linux), in bytes: VmHWM is the peak resident set, VmRSS now. */
   const status = (pid: number, field: 'VmHWM' | 'VmRSS') =>

@@ -1,5 +1,5 @@
-import { rmSync } from 'node:fs';
-import { afterEach, expect, it } from 'vitest';
+import { cpSync, rmSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { bucketedPeriod, period, ts, type UsageOptions } from '../analytics/sql.js';
@@ -337,12 +337,13 @@ async function expectWithinBounds(store: WritableStore, from: number, to: number
   return answer;
 }
 
+/** Small loads, so a day's page and register have rows from several loads. */
+const smallLoads = { load: { rows: 500, idleMs: 10, maxLagMs: 50 } };
+
 async function opened() {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
-  // Small loads, so a day's page and register have rows from several loads.
-  const store = await openWritableStore(dataDir, { load: { rows: 500, idleMs: 10, maxLagMs: 50 } });
-  return { dataDir, store };
+  return { dataDir, store: await openWritableStore(dataDir, smallLoads) };
 }
 
 /** Appends in several loads, so that a day's page and register have rows from several. */
@@ -353,13 +354,58 @@ async function appendInLoads(store: WritableStore, items: TelemetryItem[]) {
   }
 }
 
+/**
+ * The five days' items (views(1)) loaded once for the file: the load is most of a test's time. A test
+ * that only reads uses `loaded`; one that closes the store to change its file takes it with `take`, and
+ * hands back what it reopened (the same items, its keys computed again) with `handBack`; one that fails
+ * meanwhile leaves the next to load its own. No day compaction while the store is shared: a test
+ * comparing two answers would see the averages' sums added up in another order.
+ */
+let sharedLoad: Promise<{ dataDir: string; store: WritableStore }> | undefined;
+const reopenShared = (dataDir: string) => openWritableStore(dataDir, { compactEveryMs: 0 });
+function loaded() {
+  sharedLoad ??= (async () => {
+    const dataDir = tempDataDir();
+    const store = await openWritableStore(dataDir, { ...smallLoads, compactEveryMs: 0 });
+    await appendInLoads(store, views(1));
+    return { dataDir, store };
+  })();
+  return sharedLoad;
+}
+/** A copy of the loaded items' folder, open with small loads, for a test that erases, prunes and compacts. */
+async function copyOfLoaded() {
+  const { dataDir, store } = await take();
+  await store.close();
+  const copy = tempDataDir();
+  dirs.push(copy);
+  cpSync(dataDir, copy, { recursive: true });
+  handBack(dataDir, await reopenShared(dataDir));
+  return { dataDir: copy, store: await openWritableStore(copy, smallLoads) };
+}
+async function take() {
+  const taken = await loaded();
+  sharedLoad = undefined;
+  return taken;
+}
+function handBack(dataDir: string, store: WritableStore) {
+  sharedLoad = Promise.resolve({ dataDir, store });
+}
+// Loaded before the tests, with a time of its own: a test's own time stays what it was.
+beforeAll(async () => {
+  await loaded();
+}, 300_000);
+afterAll(async () => {
+  const left = await sharedLoad;
+  await left?.store.close();
+  if (left) rmSync(left.dataDir, { recursive: true, force: true });
+});
+
 // From the middle of a day to the middle of another: whole days from the sketches, the ends from the items.
 const FROM = TODAY - 5 * DAY + 7 * HOUR;
 const TO = TODAY - DAY + 13 * HOUR;
 
 it('answers a long period from the daily sketches: views and averages exact, users and p95 within their bounds', async () => {
-  const { store } = await opened();
-  await appendInLoads(store, views(1));
+  const { store } = await loaded();
   const answer = await expectWithinBounds(store, FROM, TO);
   // The busy page has more users than the sketch has registers: HyperLogLog's own estimate, not its
   // linear counting of empty registers.
@@ -402,12 +448,10 @@ it('answers a long period from the daily sketches: views and averages exact, use
   expect(events.events[0]).toMatchObject({ name: 'Signed up' });
   expect(events.events[0]!.sessions).toBeGreaterThan(2.5 * 2_048);
   expect(events.events.find((e) => e.name === 'Secret event')).toMatchObject({ users: 1, sessions: 1 });
-  await store.close();
 }, 60_000);
 
 it('keeps the sketches true through an erasure, a prune and a day compaction, and computes them for an older store', async () => {
-  const { dataDir, store } = await opened();
-  await appendInLoads(store, views(2));
+  const { dataDir, store } = await copyOfLoaded();
   // Each load added its own rows for a day's pages; a compaction writes them again once (below).
   const day = TODAY - 3 * DAY;
   const rowsOf = async () =>
@@ -566,8 +610,7 @@ it('groups the page views by their name key as by their names, and by their name
 }, 60_000);
 
 it("groups the web vitals by their page's key as by its text, and keys computed again when DuckDB's hash changes", async () => {
-  const { dataDir, store } = await opened();
-  await appendInLoads(store, views(5));
+  const { dataDir, store } = await take();
   const sql: string[] = [];
   // The store's reader; `shared` forces the answer of the check for two pages sharing a key.
   const reader = (shared?: number) => ({
@@ -598,15 +641,14 @@ it("groups the web vitals by their page's key as by its text, and keys computed 
 
   // A DuckDB that hashes otherwise: the page keys are computed again when it opens.
   await spoilKeys(dataDir, 'metric_page_key = 1');
-  const reopened = await openWritableStore(dataDir);
+  const reopened = await reopenShared(dataDir);
   for (const [i, options] of periods.entries())
     expect(await queryExperience(reopened, options)).toEqual(byKey[i]);
-  await reopened.close();
+  handBack(dataDir, reopened);
 }, 60_000);
 
 it("finds a funnel's steps by their name key as by their names, and keys computed again when DuckDB's hash changes", async () => {
-  const { dataDir, store } = await opened();
-  await appendInLoads(store, views(3));
+  const { dataDir, store } = await take();
   const funnels = [
     // Pages; and a custom event twice (its users send it in several sessions).
     [
@@ -649,15 +691,14 @@ it("finds a funnel's steps by their name key as by their names, and keys compute
 
   // A DuckDB that hashes otherwise: its canary differs, and the keys are computed again when it opens.
   await spoilKeys(dataDir, 'name_key = 1, user_key = 1, session_key = 1');
-  const reopened = await openWritableStore(dataDir);
+  const reopened = await reopenShared(dataDir);
   for (const [i, steps] of funnels.entries())
     expect(await queryFunnel(reopened, [...steps], period)).toEqual(keyed[i]);
-  await reopened.close();
+  handBack(dataDir, reopened);
 }, 60_000);
 
 it('reads a funnel past its row budget over a sample of users, labelled, and over more of them when a step has too few', async () => {
-  const { store } = await opened();
-  await appendInLoads(store, views(5));
+  const { store } = await loaded();
   const steps = [
     { kind: 'page', name: 'Home' },
     { kind: 'page', name: 'Profile' },
@@ -694,12 +735,10 @@ it('reads a funnel past its row budget over a sample of users, labelled, and ove
   const wider = await queryFunnel(store, [...steps], period, { rowBudget: 5_000, minUsers: 40 });
   expect(wider.estimates[0]?.method).toBe('a sample of 1 user in 2, chosen by a hash of their id');
   expect(await queryFunnel(store, [...steps], period, { rowBudget: 5_000, minUsers: 1_000 })).toEqual(exact);
-  await store.close();
 }, 60_000);
 
 it("reads a segment's page list past its row budget with its users over a sample, pages with too few in it counted exactly", async () => {
-  const { store } = await opened();
-  await appendInLoads(store, views(6));
+  const { store } = await loaded();
   // A segment (every view is anonymous): the items answer, not the sketches.
   const options = { ...between(FROM, TO), auth: 'anonymous' as const };
   const exact = await createUsageQueries(store).pages(options);
@@ -732,5 +771,4 @@ it("reads a segment's page list past its row budget with its users over a sample
   expect(await createUsageQueries(store, { rowBudget: 5_000, minUsers: 5_000 }).pages(options)).toEqual(
     exact,
   );
-  await store.close();
 }, 60_000);

@@ -9,7 +9,7 @@ import { once } from 'node:events';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { BreezeResponse } from '../http/collector.js';
 import { openStore } from './store.js';
 import { browserBatch, browserContext } from '../test-support/browser-envelopes.js';
@@ -20,7 +20,6 @@ let build: CompiledPackage;
 beforeAll(() => {
   build = compilePackage();
 }, 120_000);
-afterAll(() => build.remove());
 
 async function startChild(
   dataDir: string,
