@@ -1,5 +1,5 @@
 import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 /** The built-in collector's instrumentation key (apps/server/src/config.ts): not a secret. */
 import {
   ACCOUNTS,
@@ -10,6 +10,7 @@ import {
   sessionTokens,
   signIn,
   startServer,
+  test,
   type StartedServer,
 } from './support';
 
