@@ -83,9 +83,10 @@ export default defineConfig({
       ],
     },
   },
+  // The heavy specs first: they are the longest chain, and a worker takes the first project's files first.
   projects: [
-    { name: 'chromium', testIgnore: [ONE_AT_A_TIME, ALONE], use: chromium },
     { name: 'one at a time', testMatch: ONE_AT_A_TIME, workers: 1, use: chromium },
+    { name: 'chromium', testIgnore: [ONE_AT_A_TIME, ALONE], use: chromium },
     { name: 'alone', testMatch: ALONE, dependencies: ['chromium', 'one at a time'], use: chromium },
   ],
   webServer: [
