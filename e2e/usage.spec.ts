@@ -52,10 +52,13 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   expect(scripts.some((path) => path.includes('usage-page'))).toBe(true);
 
   await expect
-    .poll(async () => {
-      await page.reload();
-      return page.getByTestId('tile-exceptions').locator('.tile-value').textContent({ timeout: 10_000 });
-    })
+    .poll(
+      async () => {
+        await page.reload();
+        return page.getByTestId('tile-exceptions').locator('.tile-value').textContent({ timeout: 10_000 });
+      },
+      { timeout: 30_000 },
+    )
     .toBe('1');
   await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
   await expect(page.getByTestId('tile-signedInUsers').locator('.tile-value')).toHaveText('1');
