@@ -40,11 +40,25 @@ const server = (env: Record<string, string>) => ({
   timeout: 60_000,
 });
 
+/**
+ * Specs that run one at a time, beside the others (docs/decisions/0113): each builds images, starts a
+ * cluster, drives Firefox and WebKit in a virtual display or holds an outage, and two of them at once
+ * would take more of the machine than a light spec can spare. `dev-loop` runs alone, after every other
+ * spec: its `tsc --watch` rewrites the collector's build, which the servers other specs start load.
+ */
+const ONE_AT_A_TIME = /[/\\](browsers|compose|container-image|kubernetes|relay|replicas)\.spec\.ts$/;
+const ALONE = /[/\\]dev-loop\.spec\.ts$/;
+const chromium = { ...devices['Desktop Chrome'] };
+/** Test files at a time on the two-core machine `npm test` is measured on (docs/decisions/0113). */
+const WORKERS = 2;
+
 export default defineConfig({
   testDir: 'e2e',
   globalSetup: './e2e/global-setup.ts',
-  // The local provider's test controls are global state: one test at a time.
-  workers: 1,
+  // Tests share the servers below; each test's settings of the provider's test controls are its own
+  // (support.ts `misbehave`), and each spec that starts servers has ports of its own: files run side by
+  // side, the tests of one file in order (they share what its beforeAll started).
+  workers: Number(process.env.E2E_WORKERS ?? WORKERS),
   fullyParallel: false,
   forbidOnly: !!process.env.CI,
   // A spec that passes only on a retry is a failing spec: no retries, and a flaky result fails the run.
@@ -69,7 +83,12 @@ export default defineConfig({
       ],
     },
   },
-  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'] } }],
+  // The heavy specs first: they are the longest chain, and a worker takes the first project's files first.
+  projects: [
+    { name: 'one at a time', testMatch: ONE_AT_A_TIME, workers: 1, use: chromium },
+    { name: 'chromium', testIgnore: [ONE_AT_A_TIME, ALONE], use: chromium },
+    { name: 'alone', testMatch: ALONE, dependencies: ['chromium', 'one at a time'], use: chromium },
+  ],
   webServer: [
     {
       ...server({

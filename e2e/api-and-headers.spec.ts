@@ -1,6 +1,6 @@
-import { expect, test } from '@playwright/test';
+import { expect } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
-import { expectRefusedOnceExpired, misbehave, signIn, storedSession } from './support';
+import { expectRefusedOnceExpired, misbehave, signIn, storedSession, test } from './support';
 
 test('the API refuses a missing or malformed token with bearer and DPoP challenges', async ({ request }) => {
   const missing = await request.get('/api/me');

@@ -3,10 +3,10 @@ import { port } from '../playwright.config';
 import { findFirefox, findWebKit } from '../scripts/test-tools.mjs';
 import type { BrowserSession } from './browsers/driver';
 import { firefoxSession } from './browsers/firefox-session';
-import { journey } from './browsers/journey';
+import { ACCESS_TOKEN_TTL_SECONDS, journey } from './browsers/journey';
 import { playwrightSession } from './browsers/playwright-session';
 import { webkitSession } from './browsers/webkit-session';
-import { requireTool } from './support';
+import { requireTool, startServer, type StartedServer } from './support';
 
 /**
  * The user's journey (browsers/journey.ts) in each engine a user has: Chromium through Playwright, as
@@ -15,11 +15,23 @@ import { requireTool } from './support';
  */
 test.describe.configure({ timeout: 120_000 });
 
+let server: StartedServer;
+test.beforeAll(async () => {
+  // As the shared server (playwright.config.ts), but with the short token lifetime the journey needs.
+  server = await startServer(90, {
+    NODE_ENV: 'production',
+    DEV_IDP_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
+  });
+});
+test.afterAll(async () => {
+  await server?.stop();
+});
+
 async function walk(open: () => Promise<BrowserSession>) {
   const session = await open();
   test.info().annotations.push({ type: 'browser', description: session.name });
   try {
-    await journey(session);
+    await journey(session, server);
   } finally {
     await session.close();
   }

@@ -63,6 +63,9 @@ async function exportItems(...args: string[]): Promise<Envelope[]> {
 test('every kind of browser telemetry reaches the store and the export, through real navigations', async ({
   page,
 }) => {
+  // A sign-in, five diagnostics, navigations and an export by a child process: 22 s alone on a busy
+  // machine, more than 60 s beside the Firefox journey.
+  test.setTimeout(120_000);
   await page.goto(server.origin);
   await page.getByRole('banner').getByRole('button', { name: 'Sign in' }).click();
   await logInAtProvider(page, ACCOUNTS.admin, server.provider);

@@ -25,6 +25,12 @@ async function sendToBackground(page: Page) {
   await hidePage(page);
 }
 
+/**
+ * For a poll that reloads the dashboard until the store has the data: one reload can take seconds on a
+ * busy machine, so the default (10 s) can end before a second look (usage-dashboard.spec.ts waits as long).
+ */
+const SLOW_STORE = { timeout: 30_000 };
+
 /** The dashboard panel `name`, reloaded until the store has what its `table` shows (the journal loads within seconds). */
 async function panelWithData(page: Page, name: string, table: string) {
   const panel = page.getByRole('region', { name });
@@ -33,7 +39,7 @@ async function panelWithData(page: Page, name: string, table: string) {
       await page.reload();
       await expect(panel).toHaveAttribute('aria-busy', 'false');
       return panel.getByTestId(table).count();
-    })
+    }, SLOW_STORE)
     .toBe(1);
   return panel;
 }
@@ -190,7 +196,7 @@ test('the segment filter narrows every panel to a device, kept in the address', 
         users: await users.textContent(),
         home: rows.length === 1 && /^Home\s*2\s*1/.test(rows[0] ?? ''),
       };
-    })
+    }, SLOW_STORE)
     .toEqual({ users: '1', home: true });
   await expect(page.getByLabel('Device', { exact: true })).toHaveValue('mobile');
   await expect(pages).toHaveText([/^Page/, /^Home\s*2\s*1/]);

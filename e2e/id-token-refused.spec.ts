@@ -11,8 +11,8 @@ let server: StartedServer;
 
 test.beforeAll(async () => {
   // The bundled provider wants an absolute URI as the resource: the client id is one here.
-  const audience = `http://localhost:${port(64)}/api`;
-  server = await startServer(64, {
+  const audience = `http://localhost:${port(28)}/api`;
+  server = await startServer(28, {
     OIDC_CLIENT_ID: audience,
     OIDC_AUDIENCE: audience,
     TELEMETRY_CONSENT: 'implied',

@@ -9,7 +9,7 @@ import { ACCOUNTS, apiFromPage, signIn, startServer, type StartedServer } from '
 let keycloakLike: StartedServer;
 
 test.beforeAll(async () => {
-  keycloakLike = await startServer(40, {
+  keycloakLike = await startServer(36, {
     OIDC_ROLES_CLAIM: 'realm_access.roles',
     DEV_IDP_ROLES_CLAIM: 'realm_access.roles',
     TELEMETRY_CONSENT: 'implied',

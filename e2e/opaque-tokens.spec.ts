@@ -7,10 +7,10 @@ import { ACCOUNTS, sessionTokens, signIn, startServer, type StartedServer } from
  * the provider, through userinfo, or through introspection when it has credentials for it.
  */
 const MODES = [
-  { verifiedBy: 'userinfo', offset: 60, env: {} },
+  { verifiedBy: 'userinfo', offset: 24, env: {} },
   {
     verifiedBy: 'introspection',
-    offset: 62,
+    offset: 26,
     env: { OIDC_INTROSPECTION_CLIENT_ID: 'gatehouse-api', OIDC_INTROSPECTION_CLIENT_SECRET: 'e2e-secret' },
   },
 ] as const;

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
 import {
   ACCOUNTS,
@@ -9,16 +9,13 @@ import {
   signIn,
   signOutThroughProvider,
   storedSession,
+  test,
 } from './support';
 
 /**
  * The journey against a provider with the defaults independent providers have (ADR 0022): each mode of
  * the local provider reproduces one of them.
  */
-
-test.afterEach(async ({ request }) => {
-  await misbehave(request, null);
-});
 
 /** Requests the page sends to the provider, by path (`/auth`, `/session/end`, `/token/revocation`). */
 function providerRequests(page: Page) {

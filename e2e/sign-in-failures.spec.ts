@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { APP, APP_WITHOUT_PROVIDER } from '../playwright.config';
 import {
   ACCOUNTS,
@@ -7,14 +7,8 @@ import {
   signIn,
   signOutThroughProvider,
   storedSession,
+  test,
 } from './support';
-
-test.beforeEach(async ({ request }) => {
-  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
-});
-test.afterAll(async ({ request }) => {
-  await misbehave(request, null);
-});
 
 async function expectFailedSignIn(page: Page, why: RegExp) {
   await expect(page.getByRole('heading', { name: 'Sign-in failed' })).toBeVisible();

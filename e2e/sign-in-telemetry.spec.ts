@@ -1,6 +1,6 @@
-import { expect, test } from '@playwright/test';
+import { expect } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
-import { ACCOUNTS, misbehave, sessionTokens, signIn } from './support';
+import { ACCOUNTS, misbehave, sessionTokens, signIn, test } from './support';
 import {
   acceptUsageData,
   expectNoSecretsPosted,
@@ -15,10 +15,6 @@ import {
  * a duration only; the identity provider never shows as where a visit came from (docs/decisions/0104,
  * 0106).
  */
-test.beforeEach(async ({ request }) => {
-  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
-});
-
 test.afterEach(async ({ page }) => {
   await page.unrouteAll({ behavior: 'ignoreErrors' });
 });

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
 import {
   ACCOUNTS,
@@ -9,6 +9,7 @@ import {
   signIn,
   signOutThroughProvider,
   storedSession,
+  test,
 } from './support';
 
 /** What the browser refused under a Content-Security-Policy (the app's or the provider's), as it logs it. */
@@ -19,10 +20,6 @@ function cspRefusals(page: Page): string[] {
   });
   return refusals;
 }
-
-test.beforeEach(async ({ request }) => {
-  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
-});
 
 test('a newcomer signs in, stays signed in across a reload, and no code or state is left behind', async ({
   page,

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { expect, test as base, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
 import { callApi, type ApiAnswer } from './browsers/in-page';
@@ -21,17 +21,46 @@ export type Account = (typeof ACCOUNTS)[keyof typeof ACCOUNTS];
 export function requireTool(tool: ToolName): void {
   const missing = lacking(tool);
   if (missing && inCi()) throw new Error(`${missing} In CI every test must run.`);
-  test.skip(missing !== null, missing ?? '');
+  base.skip(missing !== null, missing ?? '');
 }
 
-/** Makes the local provider misbehave in one way (or behave again with `null`). */
+/**
+ * The scope of the provider's test controls that belongs to one test (and its retry), so that tests
+ * running side by side against the shared provider never see each other's settings.
+ */
+function controlsScope(info: TestInfo): string {
+  return `${info.testId}.${info.repeatEachIndex}.${info.retry}`;
+}
+
+/**
+ * The User-Agent product token that puts the browser's requests in the test's scope
+ * (apps/dev-idp/src/test-controls.ts `TEST_CONTROL_SCOPE_AGENT`). Appended, so the browser still reads
+ * as the browser it is (the collector tells browsers by their tokens).
+ */
+const SCOPE_AGENT = 'GatehouseTestScope';
+
+/**
+ * Playwright's `test`, whose pages (the `page` and `context` fixtures) carry the test's scope of the
+ * provider's test controls: every spec that calls `misbehave` takes `test` from here.
+ */
+export const test = base.extend({
+  userAgent: async ({ userAgent }, use, info) => {
+    if (!userAgent) throw new Error('The project names no User-Agent to add the test-controls scope to.');
+    await use(`${userAgent} ${SCOPE_AGENT}/${controlsScope(info)}`);
+  },
+});
+
+/**
+ * Makes the local provider misbehave in one way (or behave again with `null`) for this test's pages
+ * (those of `test` above) only.
+ */
 export async function misbehave(
   request: APIRequestContext,
   mode: string | null,
   settings: { accessTokenTtlSeconds?: number } = {},
 ) {
   const response = await request.post(`${IDP}/__test/misbehave`, {
-    data: { mode, ...settings },
+    data: { scope: controlsScope(base.info()), mode, ...settings },
     headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
   });
   expect(response.status()).toBe(204);

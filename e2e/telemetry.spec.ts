@@ -4,7 +4,6 @@ import {
   ACCOUNTS,
   apiFromPage,
   logInAtProvider,
-  misbehave,
   sessionTokens,
   signIn,
   signOutThroughProvider,
@@ -18,10 +17,6 @@ import {
   waitForFetchTracking,
   waitForSdk,
 } from './telemetry-support';
-
-test.beforeEach(async ({ request }) => {
-  await misbehave(request, null, { accessTokenTtlSeconds: 300 });
-});
 
 // Telemetry posts can still be on their way when a test ends: let them go.
 test.afterEach(async ({ page }) => {

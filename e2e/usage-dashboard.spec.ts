@@ -411,6 +411,8 @@ for (const size of SIZES) {
   test(`on ${size.name} every section passes axe-core's WCAG 2.0, 2.1 and 2.2 A and AA rules`, async ({
     page,
   }) => {
+    // Axe scans the whole page and then each section, in the page's own thread: minutes of CPU on a busy machine.
+    test.setTimeout(120_000);
     await page.setViewportSize({ width: size.width, height: size.height });
     await openDashboard(page);
     // The parts that show only on demand: a funnel, the flows of a page, a chart's table.

@@ -1,5 +1,5 @@
 import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 /** The built-in collector's instrumentation key (apps/server/src/config.ts): not a secret. */
 import {
   ACCOUNTS,
@@ -10,6 +10,7 @@ import {
   sessionTokens,
   signIn,
   startServer,
+  test,
   type StartedServer,
 } from './support';
 
@@ -51,10 +52,13 @@ test('an admin sees exactly the activity that happened, on every panel', async (
   expect(scripts.some((path) => path.includes('usage-page'))).toBe(true);
 
   await expect
-    .poll(async () => {
-      await page.reload();
-      return page.getByTestId('tile-exceptions').locator('.tile-value').textContent({ timeout: 10_000 });
-    })
+    .poll(
+      async () => {
+        await page.reload();
+        return page.getByTestId('tile-exceptions').locator('.tile-value').textContent({ timeout: 10_000 });
+      },
+      { timeout: 30_000 },
+    )
     .toBe('1');
   await expect(page.getByTestId('tile-users').locator('.tile-value')).toHaveText('1');
   await expect(page.getByTestId('tile-signedInUsers').locator('.tile-value')).toHaveText('1');

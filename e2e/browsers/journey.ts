@@ -1,5 +1,4 @@
 import { expect as baseExpect } from '@playwright/test';
-import { APP, IDP, TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
 import {
   callApi,
@@ -27,8 +26,18 @@ import {
 const expect = baseExpect.configure({ timeout: 20_000 });
 
 const ADMIN = { username: 'admin', password: 'admin', name: 'Ada Admin', email: 'admin@example.com' };
-/** Short-lived access tokens, so that the journey sees a renewal (at half their life). */
-const ACCESS_TOKEN_TTL_SECONDS = 20;
+/**
+ * Short-lived access tokens, so that the journey sees a renewal (at half their life): the lifetime the
+ * journey's server gives its provider (browsers.spec.ts). A server of its own rather than the shared
+ * provider's test controls, which only a Playwright page can be put in a scope of.
+ */
+export const ACCESS_TOKEN_TTL_SECONDS = 20;
+
+/** Where the journey goes: a Gatehouse and its bundled provider (support.ts `StartedServer`). */
+export interface JourneyServer {
+  origin: string;
+  provider: string;
+}
 
 interface Tokens {
   access_token?: string;
@@ -101,18 +110,10 @@ async function tokensOf(tab: Tab): Promise<Tokens> {
   return JSON.parse((await tab.evaluate(storedSession, null)) ?? '{}') as Tokens;
 }
 
-/** Sets the local provider's access-token lifetime (its test controls, as support.ts `misbehave`). */
-async function setTokenLifetime(seconds: number) {
-  const response = await fetch(`${IDP}/__test/misbehave`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
-    body: JSON.stringify({ mode: null, accessTokenTtlSeconds: seconds }),
-  });
-  expect(response.status).toBe(204);
-}
-
-export async function journey(browser: BrowserSession): Promise<void> {
-  await setTokenLifetime(ACCESS_TOKEN_TTL_SECONDS);
+export async function journey(
+  browser: BrowserSession,
+  { origin: APP, provider: IDP }: JourneyServer,
+): Promise<void> {
   const tab = await browser.newTab();
 
   // Consent: nothing of the telemetry SDK is loaded, stored or sent before the visitor says yes.

@@ -11,7 +11,12 @@ import { TEST_CONTROL_PATH, TEST_CONTROL_SECRET_HEADER, TestControls } from './t
 
 export { DEMO_ACCOUNTS } from './accounts.js';
 export type { DemoAccount } from './accounts.js';
-export { MISBEHAVIOUR_MODES, TEST_CONTROL_PATH, TEST_CONTROL_SECRET_HEADER } from './test-controls.js';
+export {
+  MISBEHAVIOUR_MODES,
+  TEST_CONTROL_PATH,
+  TEST_CONTROL_SCOPE_AGENT,
+  TEST_CONTROL_SECRET_HEADER,
+} from './test-controls.js';
 export type { MisbehaviourMode, MisbehaviourSettings } from './test-controls.js';
 
 export interface DevIdpOptions {

@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify 
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { TEST_CONTROL_SECRET_HEADER, startDevIdp } from './index.js';
+import { TEST_CONTROL_SCOPE_AGENT, TEST_CONTROL_SECRET_HEADER, startDevIdp } from './index.js';
 import type { DevIdp, MisbehaviourSettings } from './index.js';
 import {
   APP_ORIGIN,
@@ -115,6 +115,41 @@ describe('control endpoint', () => {
     expect(simple.status).toBe(403);
     expect(simple.headers.get('access-control-allow-origin')).toBeNull();
     expect(await (await readControls()).json()).toMatchObject({ mode: null });
+  });
+
+  it('keeps the settings of each scope to the requests that carry its token in their User-Agent', async () => {
+    const inScope = (scope: string) => ({ 'User-Agent': `Mozilla/5.0 ${TEST_CONTROL_SCOPE_AGENT}/${scope}` });
+    const discoveredIssuer = async (headers: Record<string, string> = {}) => {
+      const answer = await fetch(`${idp.issuer}/.well-known/openid-configuration`, { headers });
+      return ((await answer.json()) as { issuer: string }).issuer;
+    };
+    const lifetime = async (headers: Record<string, string> = {}) =>
+      (await exchangeCode(idp.issuer, await signIn(idp.issuer), headers)).expires_in;
+
+    expect((await misbehave({ scope: 'one', mode: 'discovery-issuer-mismatch' })).status).toBe(204);
+    expect((await misbehave({ scope: 'two', mode: null, accessTokenTtlSeconds: 70 })).status).toBe(204);
+
+    expect(await discoveredIssuer(inScope('one'))).toBe(`${idp.issuer}/other`);
+    expect(await discoveredIssuer(inScope('two'))).toBe(idp.issuer);
+    expect(await discoveredIssuer()).toBe(idp.issuer);
+    expect(await lifetime(inScope('two'))).toBe(70);
+    expect(await lifetime(inScope('one'))).toBe(300);
+    expect(await lifetime()).toBe(300);
+    const read = async (scope: string) =>
+      (
+        await fetch(`${idp.issuer}/__test/misbehave?scope=${scope}`, {
+          headers: { [TEST_CONTROL_SECRET_HEADER]: secret },
+        })
+      ).json();
+    expect(await read('two')).toEqual({ mode: null, accessTokenTtlSeconds: 70 });
+    expect(await (await readControls()).json()).toEqual({ mode: null, accessTokenTtlSeconds: 300 });
+
+    // Back to the defaults, a scope is forgotten.
+    await misbehave({ scope: 'one', mode: null });
+    expect(await discoveredIssuer(inScope('one'))).toBe(idp.issuer);
+    await misbehave({ scope: 'two', mode: null });
+    expect(await read('two')).toEqual({ mode: null, accessTokenTtlSeconds: 300 });
+    expect((await misbehave({ scope: 'not a token', mode: null })).status).toBe(400);
   });
 
   it('takes only application/json, even with the secret', async () => {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
@@ -14,6 +15,17 @@ import type { SigningKey } from './keys.js';
 export const TEST_CONTROL_PATH = '/__test/misbehave';
 /** The request header that must carry the per-start secret of the test controls. */
 export const TEST_CONTROL_SECRET_HEADER = 'X-Test-Controls-Secret';
+/**
+ * The User-Agent product token that puts a request in a scope of the test controls: a browser whose
+ * User-Agent ends in `GatehouseTestScope/<scope>` sees only the settings made for that scope, so tests
+ * that share one provider can run side by side. The User-Agent, unlike a header of our own, reaches the
+ * provider on every request a browser makes (navigations, CORS fetches) without a preflight.
+ */
+export const TEST_CONTROL_SCOPE_AGENT = 'GatehouseTestScope';
+const SCOPE = /^[\w.-]{1,100}$/;
+const SCOPE_IN_AGENT = new RegExp(`\\b${TEST_CONTROL_SCOPE_AGENT}/([\\w.-]{1,100})`);
+/** Scopes kept at most: a test that never resets its own must not grow the provider without bound. */
+const MAX_SCOPES = 1_000;
 
 /** Modes that rewrite the ID token in token endpoint responses. */
 const ID_TOKEN_MODES = [
@@ -69,6 +81,8 @@ export interface MisbehaviourSettings {
 const AUTHORIZE_ERROR = /^authorize-error:([a-z_]+)$/;
 
 const SettingsSchema = z.strictObject({
+  /** Absent: the settings of requests without a scope (every one, when no test uses scopes). */
+  scope: z.string().regex(SCOPE, 'must be 1 to 100 letters, digits, ".", "-" or "_"').optional(),
   mode: z.union([
     z.enum(MISBEHAVIOUR_MODES),
     z
@@ -122,31 +136,54 @@ function replaceJson(ctx: Koa.Context, body: Record<string, unknown>): void {
   if (type) ctx.set('Content-Type', type);
 }
 
+/** What one scope has set: its settings, and the key `rotated-key` signs with. */
+interface ScopeState {
+  settings: MisbehaviourSettings;
+  rotated: { key: SigningKey; issued: boolean } | undefined;
+}
+
+const BEHAVING: ScopeState = { settings: { mode: null }, rotated: undefined };
+
 /**
  * Makes the provider misbehave on demand so end-to-end tests can prove the SPA's checks. It post-processes real
  * oidc-provider responses (only the part a mode names changes) or, for two modes, answers before the provider.
  */
 export class TestControls {
-  #settings: MisbehaviourSettings = { mode: null };
-  #rotated: { key: SigningKey; issued: boolean } | undefined;
+  /** By scope; '' holds the settings of requests that name no scope. Behaving scopes are not kept. */
+  readonly #scopes = new Map<string, ScopeState>();
+  /** The scope of the request being handled, for what the provider asks outside the middleware (TTLs). */
+  readonly #current = new AsyncLocalStorage<ScopeState>();
   #rogue: Promise<SigningKey> | undefined;
 
   constructor(private readonly deps: TestControlsDeps) {}
 
-  get settings(): MisbehaviourSettings {
-    return { ...this.#settings };
+  settings(scope = ''): MisbehaviourSettings {
+    return { ...(this.#scopes.get(scope) ?? BEHAVING).settings };
   }
 
+  /** Of the scope of the request being handled (none outside a request). */
   accessTokenTtlSeconds(): number {
-    return this.#settings.accessTokenTtlSeconds ?? this.deps.defaultAccessTokenTtlSeconds;
+    const state = this.#current.getStore() ?? this.#scopes.get('') ?? BEHAVING;
+    return state.settings.accessTokenTtlSeconds ?? this.deps.defaultAccessTokenTtlSeconds;
   }
 
-  async set(settings: MisbehaviourSettings): Promise<void> {
+  async set(settings: MisbehaviourSettings, scope = ''): Promise<void> {
+    this.#scopes.delete(scope);
+    if (settings.mode === null && settings.accessTokenTtlSeconds === undefined) return;
     // A rotated key is made per activation; the JWKS learns it only after a token signed with it went out.
     const rotated =
       settings.mode === 'rotated-key' ? { key: await generateSigningKey(), issued: false } : undefined;
-    this.#rotated = rotated;
-    this.#settings = { ...settings };
+    this.#scopes.set(scope, { settings: { ...settings }, rotated });
+    // The oldest first: Map keeps insertion order, and a scope set again was re-inserted above.
+    for (const oldest of this.#scopes.keys()) {
+      if (this.#scopes.size <= MAX_SCOPES) break;
+      this.#scopes.delete(oldest);
+    }
+  }
+
+  #scopeOf(ctx: Koa.Context): ScopeState {
+    const scope = SCOPE_IN_AGENT.exec(ctx.get('User-Agent'))?.[1] ?? '';
+    return this.#scopes.get(scope) ?? BEHAVING;
   }
 
   middleware(): Koa.Middleware {
@@ -155,61 +192,65 @@ export class TestControls {
         await this.#control(ctx);
         return;
       }
-      const { mode } = this.#settings;
-      const { routes } = this.deps;
-
-      if (mode?.startsWith('authorize-error:') && ctx.method === 'GET' && ctx.path === routes.authorization) {
-        if (this.#authorizeError(ctx, mode.slice('authorize-error:'.length))) return;
-      }
-      if (mode === 'refresh-fails' && ctx.method === 'POST' && ctx.path === routes.token) {
-        if (await this.#refreshFails(ctx)) return;
-      }
-      if (
-        mode === 'no-offline-access' &&
-        ctx.method === 'GET' &&
-        ctx.path === routes.authorization &&
-        String(ctx.query.scope ?? '')
-          .split(' ')
-          .includes('offline_access')
-      ) {
-        if (this.#authorizeError(ctx, 'invalid_scope')) return;
-      }
-      if (mode === 'logout-needs-state' && ctx.method === 'GET' && ctx.path === routes.end_session) {
-        const params = new URLSearchParams(ctx.querystring);
-        if (!params.has('state')) {
-          params.delete('post_logout_redirect_uri');
-          ctx.querystring = params.toString();
-        }
-      }
-      if (ctx.method === 'POST' && ctx.path === routes.revocation) {
-        if (mode === 'slow-revocation')
-          await new Promise((resolve) => setTimeout(resolve, SLOW_REVOCATION_MS));
-        if (mode === 'revocation-refuses-public') {
-          this.#refuse(ctx, 401, 'invalid_client', 'client authentication required (test control)');
-          return;
-        }
-      }
-
-      await next();
-
-      const body = jsonObject(ctx.body);
-      if (ctx.status !== 200 || !body) return;
-      if (ctx.path === routes.token && isIdTokenMode(mode) && typeof body.id_token === 'string') {
-        replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode) });
-      } else if (ctx.path === routes.jwks && this.#rotated?.issued && Array.isArray(body.keys)) {
-        replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), this.#rotated.key.publicJwk] });
-      } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
-        replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
-      } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-end-session') {
-        const { end_session_endpoint: _omitted, ...rest } = body;
-        replaceJson(ctx, rest);
-      } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-offline-access') {
-        const scopes = Array.isArray(body.scopes_supported) ? (body.scopes_supported as unknown[]) : [];
-        replaceJson(ctx, { ...body, scopes_supported: scopes.filter((scope) => scope !== 'offline_access') });
-      } else if (ctx.path === routes.userinfo && mode === 'userinfo-sub-mismatch') {
-        replaceJson(ctx, { ...body, sub: `${String(body.sub)}-other` });
-      }
+      const state = this.#scopeOf(ctx);
+      await this.#current.run(state, () => this.#handle(ctx, next, state));
     };
+  }
+
+  async #handle(ctx: Koa.Context, next: Koa.Next, state: ScopeState): Promise<void> {
+    const { mode } = state.settings;
+    const { routes } = this.deps;
+
+    if (mode?.startsWith('authorize-error:') && ctx.method === 'GET' && ctx.path === routes.authorization) {
+      if (this.#authorizeError(ctx, mode.slice('authorize-error:'.length))) return;
+    }
+    if (mode === 'refresh-fails' && ctx.method === 'POST' && ctx.path === routes.token) {
+      if (await this.#refreshFails(ctx)) return;
+    }
+    if (
+      mode === 'no-offline-access' &&
+      ctx.method === 'GET' &&
+      ctx.path === routes.authorization &&
+      String(ctx.query.scope ?? '')
+        .split(' ')
+        .includes('offline_access')
+    ) {
+      if (this.#authorizeError(ctx, 'invalid_scope')) return;
+    }
+    if (mode === 'logout-needs-state' && ctx.method === 'GET' && ctx.path === routes.end_session) {
+      const params = new URLSearchParams(ctx.querystring);
+      if (!params.has('state')) {
+        params.delete('post_logout_redirect_uri');
+        ctx.querystring = params.toString();
+      }
+    }
+    if (ctx.method === 'POST' && ctx.path === routes.revocation) {
+      if (mode === 'slow-revocation') await new Promise((resolve) => setTimeout(resolve, SLOW_REVOCATION_MS));
+      if (mode === 'revocation-refuses-public') {
+        this.#refuse(ctx, 401, 'invalid_client', 'client authentication required (test control)');
+        return;
+      }
+    }
+
+    await next();
+
+    const body = jsonObject(ctx.body);
+    if (ctx.status !== 200 || !body) return;
+    if (ctx.path === routes.token && isIdTokenMode(mode) && typeof body.id_token === 'string') {
+      replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode, state) });
+    } else if (ctx.path === routes.jwks && state.rotated?.issued && Array.isArray(body.keys)) {
+      replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), state.rotated.key.publicJwk] });
+    } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
+      replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
+    } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-end-session') {
+      const { end_session_endpoint: _omitted, ...rest } = body;
+      replaceJson(ctx, rest);
+    } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-offline-access') {
+      const scopes = Array.isArray(body.scopes_supported) ? (body.scopes_supported as unknown[]) : [];
+      replaceJson(ctx, { ...body, scopes_supported: scopes.filter((scope) => scope !== 'offline_access') });
+    } else if (ctx.path === routes.userinfo && mode === 'userinfo-sub-mismatch') {
+      replaceJson(ctx, { ...body, sub: `${String(body.sub)}-other` });
+    }
   }
 
   async #control(ctx: Koa.Context): Promise<void> {
@@ -230,7 +271,12 @@ export class TestControls {
       return;
     }
     if (ctx.method === 'GET') {
-      ctx.body = { mode: this.#settings.mode, accessTokenTtlSeconds: this.accessTokenTtlSeconds() };
+      const scope = typeof ctx.query.scope === 'string' ? ctx.query.scope : '';
+      const settings = this.settings(scope);
+      ctx.body = {
+        mode: settings.mode,
+        accessTokenTtlSeconds: settings.accessTokenTtlSeconds ?? this.deps.defaultAccessTokenTtlSeconds,
+      };
       return;
     }
     if (ctx.method !== 'POST') {
@@ -256,7 +302,8 @@ export class TestControls {
       };
       return;
     }
-    await this.set(parsed.data);
+    const { scope, ...settings } = parsed.data;
+    await this.set(settings, scope);
     ctx.status = 204;
   }
 
@@ -304,7 +351,7 @@ export class TestControls {
     ctx.body = { error, error_description: description };
   }
 
-  async #rewriteIdToken(idToken: string, mode: IdTokenMode): Promise<string> {
+  async #rewriteIdToken(idToken: string, mode: IdTokenMode, { rotated }: ScopeState): Promise<string> {
     const { kid: _originalKid, ...header } = decodeProtectedHeader(idToken);
     const payload = decodeJwt(idToken);
     let key: CryptoKey = this.deps.signingKey.privateKey;
@@ -338,10 +385,10 @@ export class TestControls {
         key = (await this.#rogue).privateKey;
         break;
       case 'rotated-key':
-        if (this.#rotated) {
-          key = this.#rotated.key.privateKey;
-          kid = this.#rotated.key.kid;
-          this.#rotated.issued = true;
+        if (rotated) {
+          key = rotated.key.privateKey;
+          kid = rotated.key.kid;
+          rotated.issued = true;
         }
         break;
       case 'no-kid':

@@ -137,21 +137,34 @@ export interface TokenResponse {
 }
 
 /** POSTs to the token endpoint as the SPA does: a cross-origin request from the app's origin. */
-export async function tokenRequest(issuer: string, params: Record<string, string>): Promise<Response> {
+export async function tokenRequest(
+  issuer: string,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const init = form({ client_id: CLIENT_ID, ...params });
   return fetch(new URL('/token', issuer), {
     ...init,
-    headers: { ...(init.headers as Record<string, string>), Origin: APP_ORIGIN },
+    headers: { ...(init.headers as Record<string, string>), Origin: APP_ORIGIN, ...headers },
   });
 }
 
-export async function exchangeCode(issuer: string, signedIn: SignedIn): Promise<TokenResponse> {
-  const response = await tokenRequest(issuer, {
-    grant_type: 'authorization_code',
-    code: signedIn.code,
-    redirect_uri: REDIRECT_URI,
-    code_verifier: signedIn.request.verifier,
-  });
+/** `headers` go with the token request, e.g. the User-Agent of a browser in a test-controls scope. */
+export async function exchangeCode(
+  issuer: string,
+  signedIn: SignedIn,
+  headers: Record<string, string> = {},
+): Promise<TokenResponse> {
+  const response = await tokenRequest(
+    issuer,
+    {
+      grant_type: 'authorization_code',
+      code: signedIn.code,
+      redirect_uri: REDIRECT_URI,
+      code_verifier: signedIn.request.verifier,
+    },
+    headers,
+  );
   if (response.status !== 200)
     throw new Error(`token endpoint said ${response.status}: ${await response.text()}`);
   return (await response.json()) as TokenResponse;
