@@ -5,6 +5,7 @@ import {
   ACCOUNTS,
   apiFromPage,
   sessionTokens,
+  sharedWorkerRequests,
   signIn,
   signOutThroughProvider,
   startServer,
@@ -57,19 +58,17 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
 }) => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const apiCalls: Array<{ path: string; authorization: string; dpop: string | undefined; status: number }> =
-    [];
-  page.on('response', (response) => {
-    const url = new URL(response.url());
-    if (url.origin !== server.origin || !url.pathname.startsWith('/api/')) return;
-    const headers = response.request().headers();
-    apiCalls.push({
-      path: url.pathname,
-      authorization: headers.authorization ?? '',
-      dpop: headers.dpop,
-      status: response.status(),
-    });
-  });
+  // The token vault makes the API calls, in a shared worker: its requests, as the browser sent them.
+  const worker = await sharedWorkerRequests(browser);
+  const apiCalls = () =>
+    worker.requests
+      .filter((r) => r.url.startsWith(`${server.origin}/api/`))
+      .map((r) => ({
+        path: new URL(r.url).pathname,
+        authorization: r.headers.authorization ?? '',
+        dpop: r.headers.dpop,
+        status: r.status,
+      }));
 
   await page.goto(`${server.origin}/`);
   await signIn(page, ACCOUNTS.admin, server.provider);
@@ -84,11 +83,11 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByTestId('api-me')).toContainText(`"jkt": "${jkt}"`);
   // The tab's first call learns the nonce (401 use_dpop_nonce, then again with it); no other refusal.
-  const [first, retry, ...rest] = apiCalls;
+  const [first, retry, ...rest] = apiCalls();
   expect([first?.status, retry?.status, retry?.path]).toEqual([401, 200, first?.path]);
   expect(rest.map((call) => call.status)).not.toContain(401);
-  expect(apiCalls.map((call) => call.path)).toContain('/api/me');
-  for (const call of apiCalls) {
+  expect(apiCalls().map((call) => call.path)).toContain('/api/me');
+  for (const call of apiCalls()) {
     expect(call.authorization).toBe(`DPoP ${tokens.access_token}`);
     expect(decodeProtectedHeader(call.dpop ?? '')).toMatchObject({ typ: 'dpop+jwt', alg: 'ES256' });
     expect(decodeJwt(call.dpop ?? '')).toMatchObject({ htm: 'GET', htu: `${server.origin}${call.path}` });
@@ -155,7 +154,8 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
   await context.close();
 });
 
-test('a provider without DPoP: bearer tokens, exactly as before', async ({ page }) => {
+test('a provider without DPoP: bearer tokens, exactly as before', async ({ page, browser }) => {
+  const worker = await sharedWorkerRequests(browser);
   const plain = await startServer(96, { DEV_IDP_DPOP: 'off' });
   try {
     await page.goto(`${plain.origin}/`);
@@ -163,10 +163,10 @@ test('a provider without DPoP: bearer tokens, exactly as before', async ({ page 
     const tokens = await sessionTokens(page);
     expect(tokens.token_type).toBe('Bearer');
     expect(decodeJwt(tokens.access_token ?? '')).not.toHaveProperty('cnf');
-    const apiCall = page.waitForRequest(`${plain.origin}/api/me`);
     await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
-    expect((await apiCall).headers().authorization).toBe(`Bearer ${tokens.access_token}`);
     await expect(page.getByTestId('api-me')).toContainText('"jkt": null');
+    const apiCall = worker.requests.find((r) => r.url === `${plain.origin}/api/me`);
+    expect(apiCall?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
     expect(await browserKeyThumbprint(page)).toBeNull();
   } finally {
     await plain.stop();

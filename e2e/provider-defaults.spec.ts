@@ -6,10 +6,12 @@ import {
   misbehave,
   pendingSignInRequests,
   sessionTokens,
+  sharedWorkerRequests,
   signIn,
   signOutThroughProvider,
   storedSession,
   test,
+  type WorkerRequest,
 } from './support';
 
 /**
@@ -18,12 +20,20 @@ import {
  */
 
 /** Requests the page sends to the provider, by path (`/auth`, `/session/end`, `/token/revocation`). */
-function providerRequests(page: Page) {
+/**
+ * The provider's requests: the page's (navigations) and, given `worker`, the token vault's (the token
+ * endpoint, revocation), which a shared worker makes.
+ */
+function providerRequests(page: Page, worker?: { requests: WorkerRequest[] }) {
   const seen: URL[] = [];
   page.on('request', (request) => {
     if (request.url().startsWith(IDP)) seen.push(new URL(request.url()));
   });
-  return { to: (path: string) => seen.filter((url) => url.pathname === path) };
+  const all = () => [
+    ...seen,
+    ...(worker?.requests ?? []).filter((r) => r.url.startsWith(IDP)).map((r) => new URL(r.url)),
+  ];
+  return { to: (path: string) => all().filter((url) => url.pathname === path) };
 }
 
 test('a provider without offline_access: sign-in asks only for what it lists, and still renews', async ({
@@ -81,9 +91,10 @@ for (const path of ['/profile', '/usage', '/diagnostics']) {
   test(`sign-out from ${path} ends at the provider however slow revocation is, and never signs back in`, async ({
     page,
     request,
+    browser,
   }) => {
     await misbehave(request, 'slow-revocation');
-    const provider = providerRequests(page);
+    const provider = providerRequests(page, await sharedWorkerRequests(browser));
     await page.goto('/');
     await signIn(page, ACCOUNTS.admin);
     await page.goto(path);

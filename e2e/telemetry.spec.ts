@@ -5,6 +5,7 @@ import {
   apiFromPage,
   logInAtProvider,
   sessionTokens,
+  sharedWorkerRequests,
   signIn,
   signOutThroughProvider,
 } from './support';
@@ -100,8 +101,12 @@ test('nothing is stored or sent before consent; the choice is remembered and can
   await expect.poll(() => telemetry.ofType('PageviewData').length).toBeGreaterThan(0);
 });
 
-test('a session is reported: page views, exceptions, calls, users, and never a secret', async ({ page }) => {
+test('a session is reported: page views, exceptions, calls, users, and never a secret', async ({
+  page,
+  browser,
+}) => {
   const telemetry = await recordTelemetry(page);
+  const worker = await sharedWorkerRequests(browser);
   let callbackUrl = '';
   page.on('request', (request) => {
     if (request.url().startsWith(`${APP}/callback?`)) callbackUrl = request.url();
@@ -125,9 +130,10 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   await expect(page.getByRole('heading', { name: 'Diagnostics' })).toBeVisible();
   // A fresh document: its SDK loads after the first paint (CI's run of c9e2418 clicked before it had).
   await waitForFetchTracking(page);
-  const apiCall = page.waitForRequest((request) => request.url() === `${APP}/api/me`);
   await page.getByRole('button', { name: 'Call the API' }).click();
-  const traceparent = (await apiCall).headers().traceparent ?? '';
+  // The token vault makes the call (a shared worker): the traceparent it carried, as the browser sent it.
+  await expect.poll(() => worker.requests.some((r) => r.url === `${APP}/api/me`)).toBe(true);
+  const traceparent = worker.requests.find((r) => r.url === `${APP}/api/me`)?.headers.traceparent ?? '';
   await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
   await page.getByRole('button', { name: 'Throw an uncaught error' }).click();
   await page.getByRole('button', { name: 'Reject a promise' }).click();
@@ -179,6 +185,9 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   // No correlation header ever goes to the identity provider.
   for (const request of telemetry.requests.filter((r) => r.url().startsWith(IDP))) {
     expect(request.headers().traceparent).toBeUndefined();
+  }
+  for (const request of worker.requests.filter((r) => r.url.startsWith(IDP))) {
+    expect(request.headers.traceparent).toBeUndefined();
   }
 
   // Sessions and users: the SDK's ids on everything; after sign-in the pseudonymous user, never a name.

@@ -106,8 +106,30 @@ async function expectGone(tab: Tab, target: Target) {
   await expect.poll(() => textOf(tab, target), { message: `${JSON.stringify(target)} is gone` }).toBeNull();
 }
 
+/**
+ * The tokens the provider issued in the tab's latest sign-in ({} when the tab is signed out): the app
+ * never shows them (its token vault keeps them out of the page), so they are read from the provider's
+ * test controls, as the latest provider session's grants for the journey's account (one browser at a
+ * time runs the journey).
+ */
 async function tokensOf(tab: Tab): Promise<Tokens> {
-  return JSON.parse((await tab.evaluate(storedSession, null)) ?? '{}') as Tokens;
+  if (!(await tab.evaluate(storedSession, null))) return {};
+  const response = await fetch(`${IDP}/__test/issued-tokens`, {
+    headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
+  });
+  expect(response.status).toBe(200);
+  const { grants } = (await response.json()) as {
+    grants: Array<Tokens & { sub?: string; sessionUid?: string }>;
+  };
+  const mine = grants.filter((grant) => grant.sub === ADMIN.username);
+  const session = mine.at(-1)?.sessionUid;
+  const merged: Tokens = {};
+  for (const grant of mine.filter((g) => g.sessionUid === session)) {
+    for (const [name, value] of Object.entries(grant)) {
+      if (value !== undefined && value !== null) (merged as Record<string, unknown>)[name] = value;
+    }
+  }
+  return merged;
 }
 
 export async function journey(
@@ -147,7 +169,8 @@ export async function journey(
   // keys kept in IndexedDB, which each engine must support.
   expect(signedIn.token_type).toBe('DPoP');
 
-  // A reload keeps the session (sessionStorage), and the signed-in UI comes back.
+  // A reload keeps the session (the token vault, or the provider's session through a top-level
+  // prompt=none request), and the signed-in UI comes back.
   await tab.reload();
   await expectSeen(tab, displayName, ADMIN.name);
 
@@ -179,7 +202,11 @@ export async function journey(
   expect(renewed.refresh_token).not.toBe(signedIn.refresh_token);
   expect(renewed.access_token).not.toBe(signedIn.access_token);
   await expectSeen(tab, displayName, ADMIN.name);
-  const me = await tab.evaluate(callApi, { path: '/api/me' });
+  const me = await tab.evaluate(callApi, {
+    path: '/api/me',
+    token: renewed.access_token ?? '',
+    tokenType: renewed.token_type,
+  });
   expect(me.status).toBe(200);
   expect(me.body).toMatchObject({ sub: 'admin', issuer: IDP });
 
@@ -187,8 +214,11 @@ export async function journey(
   // pseudonymous user and never a token, a code or the user's name.
   await tab.evaluate(hidePage, null);
   const timeline = async () => {
+    const latest = await tokensOf(tab);
     const answer = await probe(tab, callApi, {
       path: `/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`,
+      token: latest.access_token ?? '',
+      tokenType: latest.token_type,
     });
     return answer?.status === 200
       ? (answer.body as { authenticated: boolean; items: Array<{ type: string; name: string | null }> })

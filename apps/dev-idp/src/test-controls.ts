@@ -124,7 +124,7 @@ function jsonObject(body: unknown): Record<string, unknown> | undefined {
 }
 
 /** Compares in constant time (through fixed-length digests), so timing tells nothing about the secret. */
-function sameSecret(given: string, secret: string): boolean {
+export function sameSecret(given: string, secret: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value).digest();
   return given.length > 0 && timingSafeEqual(digest(given), digest(secret));
 }

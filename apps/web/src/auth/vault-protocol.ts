@@ -1,0 +1,35 @@
+import type { ApiAnswer, ApiRequest, VaultEvent, VaultFailure, VaultUser } from './token-vault';
+
+/** What a page may ask the vault, and what each answers. */
+export interface VaultOperations {
+  current: { args: []; answer: VaultUser | null };
+  redeem: { args: [request: { url: string; state: string; nonce: string }]; answer: VaultUser };
+  renew: { args: []; answer: VaultUser | null };
+  fetchApi: { args: [request: ApiRequest]; answer: ApiAnswer };
+  signOut: { args: []; answer: { idToken: string | undefined; warning: string | undefined } };
+}
+export type VaultOperation = keyof VaultOperations;
+
+/** Page → vault: a call, or the page saying it is going away (its port is then dropped). */
+export type VaultCall =
+  | { [K in VaultOperation]: { id: number; op: K; args: VaultOperations[K]['args'] } }[VaultOperation]
+  | { id: number; op: 'bye' };
+
+/**
+ * Vault → page: a call's answer, or an event every page hears. `report` marks the one page that reports
+ * an event of the vault's own (a renewal) to telemetry, so it is counted once whatever the number of tabs.
+ */
+export type VaultReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; failure: VaultFailure }
+  | { event: VaultEvent; report: boolean };
+
+/** The vault as the session uses it, in a worker (vault-client.ts) or, in unit tests, in the page. */
+export interface Vault {
+  call<K extends VaultOperation>(
+    op: K,
+    ...args: VaultOperations[K]['args']
+  ): Promise<VaultOperations[K]['answer']>;
+  /** Events the vault announces (renewals, sign-ins, ends); `report`: this page reports them. */
+  listen(listener: (event: VaultEvent, report: boolean) => void): void;
+}
