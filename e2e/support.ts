@@ -2,7 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test as base, type APIRequestContext, type Browser, type Page, type TestInfo } from '@playwright/test';
+import {
+  expect,
+  test as base,
+  type APIRequestContext,
+  type Browser,
+  type Page,
+  type TestInfo,
+} from '@playwright/test';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
 import { callApi, type ApiAnswer } from './browsers/in-page';

@@ -131,7 +131,7 @@ export type ApiQuery<T> =
   | { status: 'failed'; data?: undefined; error: ApiError | Error };
 
 /**
- * The API's GETs in flight, by session (its `authorize`, one per AuthProvider) and path: queries that
+ * The API's GETs in flight, by session (its `fetchApi`, one per AuthProvider) and path: queries that
  * ask the same thing at once (two dashboard panels showing one endpoint, on the same refresh) share one
  * request and its answer. Only while it is in flight: the next refresh or a reload asks again.
  */
@@ -160,7 +160,7 @@ export function useApiQuery<T>(
   path: `/api/${string}`,
   refreshMs?: number,
 ): ApiQuery<T> & { reload: () => void } {
-  const { authorize } = useAuth();
+  const { fetchApi } = useAuth();
   const api = useApi();
   const [state, setState] = useState<{ path: string; query: ApiQuery<T> }>({
     path,
@@ -170,7 +170,7 @@ export function useApiQuery<T>(
 
   useEffect(() => {
     let active = true;
-    sharedGet(authorize, path, () => api<T>(path)).then(
+    sharedGet(fetchApi, path, () => api<T>(path)).then(
       (data) => active && setState({ path, query: { status: 'ready', data } }),
       (error: unknown) =>
         active &&
@@ -182,7 +182,7 @@ export function useApiQuery<T>(
     return () => {
       active = false;
     };
-  }, [api, authorize, path, generation]);
+  }, [api, fetchApi, path, generation]);
 
   useEffect(() => {
     if (!refreshMs) return;

@@ -45,7 +45,7 @@ export class WorkerVault implements Vault {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.port.postMessage({ id, op, args } as VaultCall);
+      this.port.postMessage({ id, op, args });
     });
   }
 

@@ -100,11 +100,11 @@ function serve(port: Port & Pick<MessagePort, 'addEventListener'>): void {
 
 if (shared) {
   self.addEventListener('connect', (event) => {
-    const [port] = (event as MessageEvent).ports;
+    const [port] = (event).ports;
     if (!port) return;
     serve(port);
     port.start();
   });
 } else {
-  serve(self as DedicatedWorkerGlobalScope);
+  serve(self);
 }
