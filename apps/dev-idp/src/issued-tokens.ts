@@ -52,7 +52,7 @@ export class IssuedTokens {
       const entities = (ctx.oidc as { entities?: Record<string, TokenEntity | undefined> } | undefined)
         ?.entities;
       const entity = entities?.AuthorizationCode ?? entities?.RefreshToken;
-      const text = (name: string) => (typeof body?.[name] === 'string' ? (body[name] as string) : undefined);
+      const text = (name: string) => (typeof body?.[name] === 'string' ? (body[name]) : undefined);
       const expiresIn = body?.expires_in;
       this.#issued.push({
         sessionUid: entity?.sessionUid,
