@@ -36,13 +36,14 @@ async function injectAndLoot(page: Page): Promise<void> {
   await page.evaluate(() => {
     const seen: { headers: string[] } = { headers: [] };
     const record = (name: string, value: string) => seen.headers.push(`${name}: ${value}`);
-    const originalFetch = window.fetch;
+    const originalFetch = window.fetch.bind(window);
     window.fetch = (input, init) => {
       const request = new Request(input, init);
       request.headers.forEach((value, name) => record(name, value));
       return originalFetch(input, init);
     };
-    const setHeader = XMLHttpRequest.prototype.setRequestHeader;
+    const setHeader = Object.getOwnPropertyDescriptor(XMLHttpRequest.prototype, 'setRequestHeader')
+      ?.value as (this: XMLHttpRequest, name: string, value: string) => void;
     XMLHttpRequest.prototype.setRequestHeader = function (name: string, value: string) {
       record(name, value);
       setHeader.call(this, name, value);

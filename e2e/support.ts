@@ -187,10 +187,18 @@ export interface SessionTokens {
 /** The bundled provider's session cookie (apps/dev-idp/src/provider.ts names it). */
 const PROVIDER_SESSION_COOKIE = 'dev_idp_session';
 
-/** The bundled provider beside the app `page` is on: the port after the app's (startServer's rule). */
+/** Providers of apps whose public origin is not their own (behind a proxy), by that public origin. */
+const providersByPublicOrigin = new Map<string, string>();
+
+/**
+ * The bundled provider beside the app `page` is on: the port after the app's (startServer's rule), or
+ * the one of the server started with that public origin.
+ */
 function providerOf(page: Page): string {
   const app = new URL(page.url());
-  return `${app.protocol}//${app.hostname}:${Number(app.port) + 1}`;
+  return (
+    providersByPublicOrigin.get(app.origin) ?? `${app.protocol}//${app.hostname}:${Number(app.port) + 1}`
+  );
 }
 
 /**
@@ -218,11 +226,22 @@ export async function issuedGrants(
   const cookie = (await page.context().cookies(provider)).find(
     (c) => c.name === PROVIDER_SESSION_COOKIE,
   )?.value;
-  return cookie ? grantsOf(provider, cookie) : [];
+  return cookie ? grantsOf(provider, { cookie }) : [];
 }
 
-async function grantsOf(provider: string, cookie: string): Promise<Array<Record<string, unknown>>> {
-  const response = await fetch(`${provider}/__test/issued-tokens?session=${encodeURIComponent(cookie)}`, {
+/**
+ * The token endpoint's answers in one provider session (named by its cookie, or by its uid once it has
+ * ended), oldest first, each with the tokens a revocation request named since (`revoked`).
+ */
+export async function grantsOf(
+  provider: string,
+  session: { cookie: string } | { uid: string },
+): Promise<Array<Record<string, unknown>>> {
+  const query =
+    'cookie' in session
+      ? `session=${encodeURIComponent(session.cookie)}`
+      : `uid=${encodeURIComponent(session.uid)}`;
+  const response = await fetch(`${provider}/__test/issued-tokens?${query}`, {
     headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
   });
   expect(response.status).toBe(200);
@@ -231,7 +250,7 @@ async function grantsOf(provider: string, cookie: string): Promise<Array<Record<
 
 /** What the provider's test controls say it issued in the provider session `cookie`, merged in order. */
 export async function issuedTokens(provider: string, cookie: string): Promise<Partial<SessionTokens>> {
-  const grants = await grantsOf(provider, cookie);
+  const grants = await grantsOf(provider, { cookie });
   const merged: Partial<SessionTokens> = {};
   for (const grant of grants) {
     for (const [name, value] of Object.entries(grant)) {
@@ -273,6 +292,7 @@ export async function startServer(
   const origin = `http://localhost:${port(portOffset)}`;
   const provider = `http://localhost:${port(portOffset + 1)}`;
   const dataDir = env.GATEHOUSE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
+  if (env.PUBLIC_ORIGIN) providersByPublicOrigin.set(new URL(env.PUBLIC_ORIGIN).origin, provider);
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
     env: {
       ...process.env,

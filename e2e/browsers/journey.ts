@@ -1,4 +1,5 @@
 import { expect as baseExpect } from '@playwright/test';
+import { TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
 import {
   callApi,
@@ -112,9 +113,9 @@ async function expectGone(tab: Tab, target: Target) {
  * test controls, as the latest provider session's grants for the journey's account (one browser at a
  * time runs the journey).
  */
-async function tokensOf(tab: Tab): Promise<Tokens> {
+async function tokensOf(tab: Tab, provider: string): Promise<Tokens> {
   if (!(await tab.evaluate(storedSession, null))) return {};
-  const response = await fetch(`${IDP}/__test/issued-tokens`, {
+  const response = await fetch(`${provider}/__test/issued-tokens`, {
     headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
   });
   expect(response.status).toBe(200);
@@ -162,7 +163,7 @@ export async function journey(
   await expectSeen(tab, displayName, ADMIN.name);
   await expectSeen(tab, { role: 'button', name: 'Sign out', within: banner });
   await expect.poll(() => currentUrl(tab)).toBe(`${APP}/`);
-  const signedIn = await tokensOf(tab);
+  const signedIn = await tokensOf(tab, IDP);
   expect(signedIn.access_token).toBeTruthy();
   expect(signedIn.refresh_token).toBeTruthy();
   // Bound to this browser's own non-extractable key (DPoP, the local provider's default): WebCrypto
@@ -193,12 +194,12 @@ export async function journey(
   // Renewal: before the access token expires the tab renews it silently with its refresh token, which
   // rotates; the user stays signed in and the renewed token works.
   await expect
-    .poll(async () => (await tokensOf(tab)).expires_at ?? 0, {
+    .poll(async () => (await tokensOf(tab, IDP)).expires_at ?? 0, {
       message: 'the tokens are renewed',
       timeout: ACCESS_TOKEN_TTL_SECONDS * 1000,
     })
     .toBeGreaterThan(signedIn.expires_at ?? Infinity);
-  const renewed = await tokensOf(tab);
+  const renewed = await tokensOf(tab, IDP);
   expect(renewed.refresh_token).not.toBe(signedIn.refresh_token);
   expect(renewed.access_token).not.toBe(signedIn.access_token);
   await expectSeen(tab, displayName, ADMIN.name);
@@ -214,7 +215,7 @@ export async function journey(
   // pseudonymous user and never a token, a code or the user's name.
   await tab.evaluate(hidePage, null);
   const timeline = async () => {
-    const latest = await tokensOf(tab);
+    const latest = await tokensOf(tab, IDP);
     const answer = await probe(tab, callApi, {
       path: `/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`,
       token: latest.access_token ?? '',

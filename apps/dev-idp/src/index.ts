@@ -164,7 +164,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     if (controls) provider.use(controls.middleware());
     if (testControls) {
       const sessionUidOf = async (cookie: string) => (await provider.Session.find(cookie))?.uid;
-      provider.use(new IssuedTokens(testControls.secret, ROUTES.token, sessionUidOf).middleware());
+      provider.use(new IssuedTokens(testControls.secret, ROUTES, sessionUidOf).middleware());
     }
 
     // Our listeners replace Koa's default error printing (console.error); tests fail on console.error.

@@ -17,6 +17,8 @@ export interface IssuedGrant {
   token_type: string | undefined;
   /** Epoch seconds. */
   expires_at: number | undefined;
+  /** Which of these tokens a revocation request named since (`refresh_token`, `access_token`), in order. */
+  revoked: string[];
 }
 
 interface TokenEntity {
@@ -35,7 +37,7 @@ export class IssuedTokens {
 
   constructor(
     private readonly secret: string,
-    private readonly tokenPath: string,
+    private readonly routes: { token: string; revocation: string },
     /** The session's uid for a session cookie's value (oidc-provider's Session.find). */
     private readonly sessionUidOf: (cookie: string) => Promise<string | undefined>,
   ) {}
@@ -47,12 +49,13 @@ export class IssuedTokens {
         return;
       }
       await next();
-      if (ctx.path !== this.tokenPath || ctx.status !== 200) return;
+      if (ctx.path === this.routes.revocation && ctx.status === 200) this.#revoked(ctx);
+      if (ctx.path !== this.routes.token || ctx.status !== 200) return;
       const body = ctx.body as Record<string, unknown> | undefined;
       const entities = (ctx.oidc as { entities?: Record<string, TokenEntity | undefined> } | undefined)
         ?.entities;
       const entity = entities?.AuthorizationCode ?? entities?.RefreshToken;
-      const text = (name: string) => (typeof body?.[name] === 'string' ? (body[name]) : undefined);
+      const text = (name: string) => (typeof body?.[name] === 'string' ? body[name] : undefined);
       const expiresIn = body?.expires_in;
       this.#issued.push({
         sessionUid: entity?.sessionUid,
@@ -62,12 +65,25 @@ export class IssuedTokens {
         id_token: text('id_token'),
         token_type: text('token_type'),
         expires_at: typeof expiresIn === 'number' ? Math.floor(Date.now() / 1000) + expiresIn : undefined,
+        revoked: [],
       });
       this.#issued.splice(0, Math.max(0, this.#issued.length - KEPT));
     };
   }
 
-  /** `?session=<the _session cookie's value>`: that session's grants, oldest first; none: every grant. */
+  /** Marks the token a revocation request named (oidc-provider parsed it), on the grant that issued it. */
+  #revoked(ctx: Koa.Context): void {
+    const token = (ctx.oidc as { params?: { token?: unknown } } | undefined)?.params?.token;
+    if (typeof token !== 'string') return;
+    for (const grant of this.#issued) {
+      if (grant.refresh_token === token) grant.revoked.push('refresh_token');
+      if (grant.access_token === token) grant.revoked.push('access_token');
+    }
+  }
+
+  /**
+   * `?session=<the _session cookie's value>`, or `?uid=<a session's uid>` (a session that has ended, whose
+   * cookie is gone): that session's grants, oldest first; none: every grant. */
   async #answer(ctx: Koa.Context): Promise<void> {
     ctx.set('Cache-Control', 'no-store');
     if (ctx.method !== 'GET' || !sameSecret(ctx.get(TEST_CONTROL_SECRET_HEADER), this.secret)) {
@@ -79,10 +95,11 @@ export class IssuedTokens {
       return;
     }
     const cookie = typeof ctx.query.session === 'string' ? ctx.query.session : undefined;
-    const uid = cookie === undefined ? undefined : await this.sessionUidOf(cookie);
+    const named = typeof ctx.query.uid === 'string' ? ctx.query.uid : undefined;
+    const uid = named ?? (cookie === undefined ? undefined : await this.sessionUidOf(cookie));
+    const filtered = cookie !== undefined || named !== undefined;
     ctx.body = {
-      grants:
-        cookie === undefined ? this.#issued : this.#issued.filter((grant) => uid && grant.sessionUid === uid),
+      grants: filtered ? this.#issued.filter((grant) => uid && grant.sessionUid === uid) : this.#issued,
     };
   }
 }

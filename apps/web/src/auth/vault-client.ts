@@ -22,7 +22,10 @@ export class WorkerVault implements Vault {
       const worker = new SharedWorker(new URL('./vault-worker.ts', import.meta.url), {
         type: 'module',
         name: 'gatehouse-vault',
-      });
+        // The vault outlives the page for a moment where the browser allows it (Chromium 148+), so a
+        // reload or a navigation finds it holding the session, bearer tokens included, in memory only.
+        extendedLifetime: true,
+      } as WorkerOptions);
       this.port = worker.port;
       worker.port.start();
     } else {
