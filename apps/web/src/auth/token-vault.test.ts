@@ -15,6 +15,7 @@ import {
   type FakeProviderOptions,
 } from './test-provider';
 import {
+  inPageVault,
   TokenVault,
   type ApiRequest,
   type SessionKeeper,
@@ -200,6 +201,26 @@ describe('TokenVault.fetchApi sends the token to the app’s own /api/ only', ()
     const proof = decodeJwt(sent[1]?.headers.get('DPoP') ?? '');
     expect(proof).toMatchObject({ htm: 'POST', htu: `${APP_ORIGIN}/api/me`, nonce: 'n-1' });
     expect(proof.ath).toEqual(expect.any(String));
+  });
+});
+
+describe('a failed API call, as the page receives it', () => {
+  it('is the TypeError a fetch would throw, with its reason, not a failure of the identity provider', async () => {
+    const idp = await fakeProvider();
+    const { vault, ...page } = inPageVault(testOidcConfig, { origin: APP_ORIGIN, now: () => Date.now() });
+    await signIn(vault, idp);
+
+    const refused = await page.call('fetchApi', get('https://evil.example/api/me')).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(TypeError);
+    expect((refused as TypeError).message).toBe(
+      `The token vault calls ${APP_ORIGIN}/api/ only, not https://evil.example/api/me.`,
+    );
+
+    idp.api = () => Promise.reject(new TypeError('Failed to fetch'));
+    const unreachable = await page.call('fetchApi', get('/api/me')).catch((e: unknown) => e);
+    expect(unreachable).toBeInstanceOf(TypeError);
+    expect((unreachable as TypeError).message).toBe('Failed to fetch');
+    expect((unreachable as TypeError).message).not.toMatch(/identity provider/);
   });
 });
 
