@@ -97,6 +97,25 @@ export class VaultError extends AuthError {
   }
 }
 
+/**
+ * How a call of the page that failed crosses back to it: a failed API call as the TypeError a fetch would
+ * throw (the app's server could not be reached, or the URL was refused), so the page does not read it as
+ * a failure of the identity provider; anything else as the vault's failure.
+ */
+export type CallFailure = { failure: VaultFailure } | { fetchFailed: string };
+
+export function callFailure(op: VaultOperation, error: unknown): CallFailure {
+  if (op === 'fetchApi' && !(error instanceof VaultError)) {
+    return { fetchFailed: error instanceof Error ? error.message : String(error) };
+  }
+  return { failure: vaultFailure(error, 'redeem') };
+}
+
+/** The error the page's call rejects with. */
+export function callError(failed: CallFailure): Error {
+  return 'fetchFailed' in failed ? new TypeError(failed.fetchFailed) : new VaultError(failed.failure);
+}
+
 /** The failure of `error` at `stage`, as the vault sends it to the page. */
 export function vaultFailure(error: unknown, stage: SignInStep): VaultFailure {
   if (error instanceof VaultError) return error.failure;
@@ -365,7 +384,7 @@ export function inPageVault(
           ...args,
         );
       } catch (error) {
-        throw new VaultError(vaultFailure(error, 'redeem'));
+        throw callError(callFailure(op, error));
       }
     },
     listen: (listener) => void listeners.add(listener),

@@ -1,4 +1,4 @@
-import { VaultError, type VaultEvent } from './token-vault';
+import { callError, type VaultEvent } from './token-vault';
 import type { Vault, VaultCall, VaultOperation, VaultOperations, VaultReply } from './vault-protocol';
 
 interface Pending {
@@ -9,7 +9,7 @@ interface Pending {
 /**
  * The page's end of the token vault (vault-worker.ts): a shared worker where the browser has them (one
  * vault for every tab), else a dedicated one. Calls are matched to answers by number; failures come back
- * as VaultErrors with their code, reason and step.
+ * as VaultErrors with their code, reason and step, and a failed API call as the TypeError fetch throws.
  */
 export class WorkerVault implements Vault {
   private readonly port: Pick<MessagePort, 'postMessage' | 'addEventListener'>;
@@ -65,6 +65,6 @@ export class WorkerVault implements Vault {
     if (!pending) return;
     this.pending.delete(reply.id);
     if (reply.ok) pending.resolve(reply.value);
-    else pending.reject(new VaultError(reply.failure));
+    else pending.reject(callError(reply));
   }
 }

@@ -1,4 +1,4 @@
-import type { ApiAnswer, ApiRequest, VaultEvent, VaultFailure, VaultUser } from './token-vault';
+import type { ApiAnswer, ApiRequest, CallFailure, VaultEvent, VaultUser } from './token-vault';
 
 /** What a page may ask the vault, and what each answers. */
 export interface VaultOperations {
@@ -21,7 +21,7 @@ export type VaultCall =
  */
 export type VaultReply =
   | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; failure: VaultFailure }
+  | ({ id: number; ok: false } & CallFailure)
   | { event: VaultEvent; report: boolean };
 
 /** The vault as the session uses it, in a worker (vault-client.ts) or, in unit tests, in the page. */

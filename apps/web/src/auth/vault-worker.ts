@@ -1,7 +1,7 @@
 /// <reference lib="webworker" />
 import { runtimeConfigFromHtml } from '../config/runtime-config';
 import { IndexedDbKeyStore, IndexedDbRecords } from './dpop-store';
-import { TokenVault, vaultFailure, type SessionKeeper, type VaultEvent } from './token-vault';
+import { callFailure, TokenVault, type SessionKeeper, type VaultEvent } from './token-vault';
 import type { VaultCall, VaultReply } from './vault-protocol';
 
 /**
@@ -89,18 +89,14 @@ function serve(port: Port & Pick<MessagePort, 'addEventListener'>): void {
     answer(call).then(
       (value) => port.postMessage({ id: call.id, ok: true, value } satisfies VaultReply),
       (error: unknown) =>
-        port.postMessage({
-          id: call.id,
-          ok: false,
-          failure: vaultFailure(error, 'redeem'),
-        } satisfies VaultReply),
+        port.postMessage({ id: call.id, ok: false, ...callFailure(call.op, error) } satisfies VaultReply),
     );
   });
 }
 
 if (shared) {
   self.addEventListener('connect', (event) => {
-    const [port] = (event).ports;
+    const [port] = event.ports;
     if (!port) return;
     serve(port);
     port.start();
