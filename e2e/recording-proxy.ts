@@ -8,6 +8,8 @@ export interface SeenRequest {
   path: string;
   headers: IncomingHttpHeaders;
   status: number | undefined;
+  /** The answer's headers, once it came. */
+  answerHeaders: IncomingHttpHeaders | undefined;
 }
 
 export interface RecordingProxy {
@@ -34,6 +36,7 @@ export async function recordingProxy(): Promise<RecordingProxy> {
       path: req.url ?? '/',
       headers: req.headers,
       status: undefined,
+      answerHeaders: undefined,
     };
     seen.push(entry);
     if (!upstream) {
@@ -50,6 +53,7 @@ export async function recordingProxy(): Promise<RecordingProxy> {
       },
       (answer) => {
         entry.status = answer.statusCode;
+        entry.answerHeaders = answer.headers;
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       },

@@ -160,8 +160,8 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       introspectionClient: options.introspectionClient,
       dpop: options.dpop ?? true,
       ...(options.rolesClaim ? { rolesClaim: options.rolesClaim } : {}),
+      ahead: controls ? [controls.middleware()] : [],
     });
-    if (controls) provider.use(controls.middleware());
     if (testControls) {
       const sessionUidOf = async (cookie: string) => (await provider.Session.find(cookie))?.uid;
       provider.use(new IssuedTokens(testControls.secret, ROUTES, sessionUidOf).middleware());

@@ -153,7 +153,7 @@ describe('control endpoint', () => {
     expect((await misbehave({ scope: 'not a token', mode: null })).status).toBe(400);
   });
 
-  it("gives a worker's token and revocation requests (no scope in their User-Agent) the scope of the sign-in they continue", async () => {
+  it("gives a worker's token, revocation and UserInfo requests (no scope in their User-Agent) the scope of the sign-in they continue", async () => {
     const page = { 'User-Agent': `Mozilla/5.0 ${TEST_CONTROL_SCOPE_AGENT}/worker` };
     await misbehave({ scope: 'worker', mode: 'revocation-refuses-public', accessTokenTtlSeconds: 70 });
     // The authorization request is the page's navigation; the token request, the vault's, names no scope.
@@ -169,6 +169,11 @@ describe('control endpoint', () => {
       ...form({ client_id: CLIENT_ID, token: tokens.access_token }),
     });
     expect(revoked.status).toBe(401);
+    await misbehave({ scope: 'worker', mode: 'userinfo-sub-mismatch' });
+    const userinfo = await fetch(`${idp.issuer}/me`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(((await userinfo.json()) as { sub: string }).sub).toBe('alice-other');
     // Another browser's sign-in, on connections of its own, is not touched.
     await misbehave({ scope: 'worker', mode: null });
     expect((await signInForTokens(idp.issuer)).tokens.expires_in).toBe(300);
