@@ -274,7 +274,7 @@ export class OidcSession implements AuthSession {
       let saved: string;
       try {
         const { state } = await this.provider.client.readSigninResponseState(url);
-        data = (state.data ?? {});
+        data = state.data ?? {};
         stateId = state.id;
         saved = state.toStorageString();
       } catch (cause) {

@@ -26,7 +26,6 @@ export const testOidcConfig: RuntimeConfig['oidc'] = {
   clientId: 'gatehouse',
   scope: 'openid profile email offline_access',
   rolesClaim: 'roles',
-  tokenStore: 'session',
   extraQueryParams: {},
 };
 

@@ -35,10 +35,14 @@ export class WorkerVault implements Vault {
       });
     }
     this.port.addEventListener('message', (message: MessageEvent<VaultReply>) => this.receive(message.data));
-    // The vault stops counting on this page (it picks another to report its events).
+    // The vault stops counting on this page to report its events while it is hidden (it picks another),
+    // and counts on it again if the back-forward cache brings it back.
     window.addEventListener('pagehide', () =>
       this.port.postMessage({ id: 0, op: 'bye' } satisfies VaultCall),
     );
+    window.addEventListener('pageshow', (event) => {
+      if (event.persisted) this.port.postMessage({ id: 0, op: 'hello' } satisfies VaultCall);
+    });
   }
 
   call<K extends VaultOperation>(

@@ -10,10 +10,14 @@ export interface VaultOperations {
 }
 export type VaultOperation = keyof VaultOperations;
 
-/** Page → vault: a call, or the page saying it is going away (its port is then dropped). */
+/**
+ * Page → vault: a call, or the page saying it is hidden (`bye`: it stops reporting the vault's events)
+ * or shown again from the back-forward cache (`hello`).
+ */
 export type VaultCall =
   | { [K in VaultOperation]: { id: number; op: K; args: VaultOperations[K]['args'] } }[VaultOperation]
-  | { id: number; op: 'bye' };
+  | { id: number; op: 'bye' }
+  | { id: number; op: 'hello' };
 
 /**
  * Vault → page: a call's answer, or an event every page hears. `report` marks the one page that reports

@@ -17,13 +17,22 @@ declare const self: (SharedWorkerGlobalScope | DedicatedWorkerGlobalScope) & typ
 (globalThis as { window?: unknown }).window ??= { crypto: globalThis.crypto };
 
 type Port = Pick<MessagePort, 'postMessage'>;
-const ports: Port[] = [];
+/**
+ * Every page's port, oldest first, and whether the page is shown. A hidden page still hears the events
+ * (the back-forward cache may bring it back), but never reports them; the oldest hidden ones are
+ * forgotten past HIDDEN_KEPT, since a closed page never says so.
+ */
+const ports: Array<{ port: Port; shown: boolean }> = [];
+const HIDDEN_KEPT = 50;
 let vault: Promise<TokenVault> | undefined;
 const shared = 'onconnect' in self;
 
 function announce(event: VaultEvent): void {
-  // The oldest page still open reports the vault's own events.
-  ports.forEach((port, index) => port.postMessage({ event, report: index === 0 } satisfies VaultReply));
+  // The oldest page still shown reports the vault's own events.
+  const reporter = ports.find(({ shown }) => shown);
+  for (const entry of ports) {
+    entry.port.postMessage({ event, report: entry === reporter } satisfies VaultReply);
+  }
 }
 
 /**
@@ -62,7 +71,7 @@ function keeper(clientId: string): SessionKeeper {
   };
 }
 
-async function answer(call: Exclude<VaultCall, { op: 'bye' }>): Promise<unknown> {
+async function answer(call: Exclude<VaultCall, { op: 'bye' | 'hello' }>): Promise<unknown> {
   const tokens = await load();
   switch (call.op) {
     case 'current':
@@ -79,11 +88,17 @@ async function answer(call: Exclude<VaultCall, { op: 'bye' }>): Promise<unknown>
 }
 
 function serve(port: Port & Pick<MessagePort, 'addEventListener'>): void {
-  ports.push(port);
+  const entry = { port, shown: true };
+  ports.push(entry);
   port.addEventListener('message', (message: MessageEvent<VaultCall>) => {
     const call = message.data;
-    if (call.op === 'bye') {
-      ports.splice(ports.indexOf(port), 1);
+    if (call.op === 'bye' || call.op === 'hello') {
+      entry.shown = call.op === 'hello';
+      const hidden = ports.filter(({ shown }) => !shown);
+      for (const gone of hidden.slice(0, Math.max(0, hidden.length - HIDDEN_KEPT))) {
+        ports.splice(ports.indexOf(gone), 1);
+      }
+      if (entry.shown && !ports.includes(entry)) ports.push(entry);
       return;
     }
     answer(call).then(
