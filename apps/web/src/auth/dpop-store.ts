@@ -38,6 +38,46 @@ export class IndexedDbKeyStore implements DpopStore {
 }
 
 /**
+ * A key store in memory: the DPoP key of a vault that cannot keep keys (WebKit refuses to store a
+ * CryptoKey in IndexedDB from a worker) lives as long as the vault does; and the tests' store.
+ */
+export function memoryDpopStore(): DpopStore & { entries: Map<string, DPoPState> } {
+  const entries = new Map<string, DPoPState>();
+  return {
+    entries,
+    set: (key, value) => Promise.resolve(void entries.set(key, value)),
+    get: (key) => Promise.resolve(entries.get(key) as DPoPState),
+    remove: (key) => {
+      const value = entries.get(key) as DPoPState;
+      entries.delete(key);
+      return Promise.resolve(value);
+    },
+    getAllKeys: () => Promise.resolve([...entries.keys()]),
+  };
+}
+
+const PROBE = 'gatehouse-probe';
+
+/**
+ * Whether this context can keep a non-extractable key pair in IndexedDB, tried once with a throwaway
+ * key: WebKit cannot from a worker.
+ */
+export async function canKeepKeys(factory: IDBFactory): Promise<boolean> {
+  try {
+    const keys = await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, [
+      'sign',
+      'verify',
+    ]);
+    const records = new IndexedDbRecords<CryptoKeyPair>(factory, DATABASE, STORE);
+    await records.set(PROBE, keys);
+    await records.remove(PROBE);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Values of one object store of one IndexedDB database, through one connection per page (or worker),
  * each read and write a transaction of its own that resolves once committed.
  */

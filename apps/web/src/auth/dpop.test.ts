@@ -10,7 +10,7 @@ import {
 import type { DPoPState } from 'oidc-client-ts';
 import { describe, expect, it } from 'vitest';
 import { dpopOffered, DpopKey } from './dpop';
-import { memoryDpopStore as memoryStore } from './test-provider';
+import { memoryDpopStore as memoryStore } from './dpop-store';
 
 const sha256 = async (text: string) =>
   base64url.encode(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));

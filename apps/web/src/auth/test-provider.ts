@@ -6,10 +6,8 @@ import {
   generateKeyPair,
   SignJWT,
 } from 'jose';
-import type { DPoPState } from 'oidc-client-ts';
 import { vi } from 'vitest';
 import type { RuntimeConfig } from '../config/runtime-config';
-import type { DpopStore } from './dpop';
 
 /**
  * For unit tests of the session and the token vault: an OpenID provider and the app's API behind a
@@ -277,20 +275,4 @@ export function pageStorage(): string[] {
     }
   }
   return values;
-}
-
-/** The browser's DPoP key store (IndexedDB) as a Map: the shape oidc-client-ts's IndexedDbDPoPStore has. */
-export function memoryDpopStore(): DpopStore & { entries: Map<string, DPoPState> } {
-  const entries = new Map<string, DPoPState>();
-  return {
-    entries,
-    set: (key, value) => Promise.resolve(void entries.set(key, value)),
-    get: (key) => Promise.resolve(entries.get(key) as DPoPState),
-    remove: (key) => {
-      const value = entries.get(key) as DPoPState;
-      entries.delete(key);
-      return Promise.resolve(value);
-    },
-    getAllKeys: () => Promise.resolve([...entries.keys()]),
-  };
 }

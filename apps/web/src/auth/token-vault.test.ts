@@ -5,11 +5,11 @@ import { decodeJwt } from 'jose';
 import { InMemoryWebStorage } from 'oidc-client-ts';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DpopKey, type DpopStore } from './dpop';
+import { memoryDpopStore } from './dpop-store';
 import { ProviderClient } from './provider-client';
 import {
   APP_ORIGIN,
   fakeProvider,
-  memoryDpopStore,
   testOidcConfig,
   type FakeProvider,
   type FakeProviderOptions,

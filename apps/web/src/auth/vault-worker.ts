@@ -1,6 +1,6 @@
 /// <reference lib="webworker" />
 import { runtimeConfigFromHtml } from '../config/runtime-config';
-import { IndexedDbKeyStore, IndexedDbRecords } from './dpop-store';
+import { IndexedDbKeyStore, IndexedDbRecords, canKeepKeys, memoryDpopStore } from './dpop-store';
 import { callFailure, TokenVault, type SessionKeeper, type VaultEvent } from './token-vault';
 import type { VaultCall, VaultReply } from './vault-protocol';
 
@@ -44,12 +44,15 @@ function load(): Promise<TokenVault> {
     .then((response) => response.text())
     .then(async (html) => {
       const config = runtimeConfigFromHtml(html).oidc;
+      // Where the DPoP key cannot be kept (WebKit's workers), it lives in memory, and a session bound to
+      // it is not kept either: a reload restores it through the provider.
+      const keepsKeys = typeof indexedDB !== 'undefined' && (await canKeepKeys(indexedDB));
       const created = new TokenVault(config, {
         origin: self.location.origin,
-        dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
+        dpopStore: keepsKeys ? new IndexedDbKeyStore() : memoryDpopStore(),
         now: () => Date.now(),
         announce,
-        keep: shared && typeof indexedDB !== 'undefined' ? keeper(config.clientId) : undefined,
+        keep: shared && keepsKeys ? keeper(config.clientId) : undefined,
       });
       await created.restore();
       return created;
