@@ -20,6 +20,7 @@ import {
   type FakeProviderOptions,
 } from './test-provider';
 import { inPageVault } from './token-vault';
+import { memoryDpopStore } from './dpop-store';
 import type { Vault } from './vault-protocol';
 import type { ApiCallTracker } from '../telemetry/telemetry';
 
@@ -636,5 +637,24 @@ describe('the sign-in telemetry', () => {
       'gatehouse.renewal forced-sign-in',
       'gatehouse.sign-in started expired-session',
     ]);
+  });
+});
+
+describe('a provider that offers DPoP', () => {
+  it("binds the authorization code to the vault's key, which the page never holds", async () => {
+    const idp = await provider({ dpop: true });
+    const vault = inPageVault(testOidcConfig, {
+      origin: APP_ORIGIN,
+      now: () => Date.now(),
+      dpopStore: memoryDpopStore(),
+    });
+    const session = newSession(HOME, { vault });
+    await session.start();
+    await session.signIn('/profile');
+    const jkt = new URL(String(sentTo(session))).searchParams.get('dpop_jkt');
+    expect(jkt).toBe(await vault.call('thumbprint'));
+    const callback = idp.authorize(sentTo(session));
+    await expect(session.completeSignIn(callback)).resolves.toEqual({ ok: true, returnTo: '/profile' });
+    expect(idp.issued.at(-1)?.token_type).toBe('DPoP');
   });
 });

@@ -3,8 +3,7 @@ import { base64url } from 'jose';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
-import { DpopKey, type DpopStore } from './dpop';
-import { IndexedDbKeyStore } from './dpop-store';
+import { dpopOffered } from './dpop';
 import { isAuthorizationError, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { optionalScopeIn, requestedScope } from './requested-scope';
@@ -29,8 +28,6 @@ export interface SessionEnvironment {
   now: () => number;
   /** The token vault: the OAuth client that holds the tokens, out of the page's reach. */
   vault: Vault;
-  /** Where the browser's DPoP key lives (IndexedDB): its thumbprint binds the authorization code. */
-  dpopStore?: DpopStore | undefined;
   /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
   leavingFor?: ((url: string) => void) | undefined;
   /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
@@ -47,7 +44,6 @@ async function browserEnvironment(): Promise<SessionEnvironment> {
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
     vault: new WorkerVault(),
-    dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
     leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
     reportSignIn: ({ name, properties, measurements }) =>
       telemetry.trackEvent(name, properties, measurements),
@@ -126,7 +122,6 @@ export class OidcSession implements AuthSession {
   private readonly listeners = new Set<() => void>();
   private user: VaultUser | null = null;
   private readonly provider: ProviderClient;
-  private readonly dpopKey: DpopKey | undefined;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
   private readonly journey: SignInTelemetry;
   private readonly vault: Vault;
@@ -138,12 +133,11 @@ export class OidcSession implements AuthSession {
     private readonly env: SessionEnvironment,
   ) {
     this.vault = env.vault;
-    this.dpopKey = env.dpopStore ? new DpopKey(env.dpopStore, config.clientId) : undefined;
     this.journey = new SignInTelemetry(env.reportSignIn ?? (() => false), env.sessionStorage, env.now);
     this.provider = new ProviderClient(
       config,
       { origin: env.location.origin, sessionStorage: env.sessionStorage },
-      this.dpopKey,
+      undefined,
     );
     this.vault.listen((event, report) => this.onVaultEvent(event, report));
   }
@@ -227,17 +221,15 @@ export class OidcSession implements AuthSession {
       // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
       // is ours (id-token.ts, in the vault), with its own typed error.
       const nonce = randomToken();
-      const client = await this.provider.tokenClient();
+      // RFC 9449 10: the code is bound to the vault's key, so only the vault can redeem it.
+      const dpopJkt = dpopOffered(metadata) ? await this.vault.call('thumbprint') : null;
       const data: RequestData = { returnTo: safeReturnTo(returnTo), scope, nonce };
       if (options.restore) data.restore = true;
-      const request = await client.createSigninRequest({
+      const request = await this.provider.client.createSigninRequest({
         request_type: 'si:r',
         scope,
         ...(options.restore ? { prompt: 'none' } : {}),
-        // RFC 9449 10: the code is bound to the key, so only this browser can redeem it.
-        ...(client === this.provider.client || !this.dpopKey
-          ? {}
-          : { dpopJkt: await this.dpopKey.thumbprint() }),
+        ...(dpopJkt ? { dpopJkt } : {}),
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
         state: data,
       });

@@ -204,6 +204,14 @@ export class TokenVault {
   }
 
   /**
+   * The thumbprint of the key the vault signs its proofs with: the page binds the authorization code to
+   * it (RFC 9449 10), so only this vault can redeem the code. Null when the vault has no key store.
+   */
+  async thumbprint(): Promise<string | null> {
+    return this.dpopKey ? this.dpopKey.thumbprint() : null;
+  }
+
+  /**
    * Redeems the code of a callback URL with the pending request's state the page kept (its PKCE verifier
    * among it), checks the ID token (signature, issuer, audience, nonce) and reads UserInfo. Fails with a
    * VaultError that names the step.
@@ -371,6 +379,7 @@ export function inPageVault(
     [K in VaultOperation]: (...args: VaultOperations[K]['args']) => Promise<VaultOperations[K]['answer']>;
   } = {
     current: () => Promise.resolve(vault.current()),
+    thumbprint: () => vault.thumbprint(),
     redeem: (request) => vault.redeem(request),
     renew: () => vault.renew(),
     fetchApi: (request) => vault.fetchApi(request),

@@ -3,6 +3,8 @@ import type { ApiAnswer, ApiRequest, CallFailure, VaultEvent, VaultUser } from '
 /** What a page may ask the vault, and what each answers. */
 export interface VaultOperations {
   current: { args: []; answer: VaultUser | null };
+  /** The thumbprint of the vault's DPoP key (the authorization request's `dpop_jkt`), null without one. */
+  thumbprint: { args: []; answer: string | null };
   redeem: { args: [request: { url: string; state: string; nonce: string }]; answer: VaultUser };
   renew: { args: []; answer: VaultUser | null };
   fetchApi: { args: [request: ApiRequest]; answer: ApiAnswer };

@@ -79,6 +79,8 @@ async function answer(call: Exclude<VaultCall, { op: 'bye' | 'hello' }>): Promis
   switch (call.op) {
     case 'current':
       return tokens.current();
+    case 'thumbprint':
+      return tokens.thumbprint();
     case 'redeem':
       return tokens.redeem(...call.args);
     case 'renew':
