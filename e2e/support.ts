@@ -10,6 +10,13 @@ import {
   type Page,
   type TestInfo,
 } from '@playwright/test';
+import {
+  CookieJar,
+  authorizationRequest,
+  form,
+  loginAction,
+  request as oidcRequest,
+} from '../apps/dev-idp/src/test-support/oidc-flow';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
 import { callApi, type ApiAnswer } from './browsers/in-page';
@@ -413,4 +420,51 @@ export async function sharedWorkerRequests(
   });
   await cdp.send('Target.setDiscoverTargets', { discover: true });
   return { requests, stop: () => cdp.detach() };
+}
+
+/**
+ * A bearer access token for `account`, signed in at the bundled provider from Node as the app's client
+ * (PKCE, its registered redirect URI), without a DPoP proof: for a test that reads the API as that
+ * account while the browser's own tokens stay in its token vault.
+ */
+export async function bearerTokenFor(
+  app: string,
+  provider: string,
+  account: { username: string; password: string },
+): Promise<string> {
+  const redirectUri = `${app}/callback`;
+  const request = authorizationRequest(provider, {
+    redirect_uri: redirectUri,
+    scope: 'openid profile email',
+  });
+  const jar = new CookieJar();
+  let response = await oidcRequest(jar, request.url);
+  let at = request.url;
+  const follow = async () => {
+    while (response.status >= 300 && response.status < 400) {
+      at = new URL(response.headers.get('Location') ?? '', at);
+      if (at.href.startsWith(redirectUri)) return at;
+      response = await oidcRequest(jar, at);
+    }
+    return undefined;
+  };
+  await follow();
+  const action = new URL(loginAction(await response.text()), provider);
+  response = await oidcRequest(jar, action, form({ username: account.username, password: account.password }));
+  const callback = await follow();
+  const code = callback?.searchParams.get('code');
+  if (!code)
+    throw new Error(`The provider did not send ${account.username} back with a code (at ${at.href}).`);
+  const token = await fetch(`${provider}/token`, {
+    ...form({
+      grant_type: 'authorization_code',
+      client_id: 'gatehouse',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: request.verifier,
+    }),
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: app },
+  });
+  expect(token.status).toBe(200);
+  return ((await token.json()) as { access_token: string }).access_token;
 }

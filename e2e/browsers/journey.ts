@@ -1,8 +1,8 @@
 import { expect as baseExpect } from '@playwright/test';
 import { TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
+import { bearerTokenFor } from '../support';
 import {
-  callApi,
   hidePage,
   locate,
   storedSession,
@@ -203,26 +203,25 @@ export async function journey(
   expect(renewed.refresh_token).not.toBe(signedIn.refresh_token);
   expect(renewed.access_token).not.toBe(signedIn.access_token);
   await expectSeen(tab, displayName, ADMIN.name);
-  const me = await tab.evaluate(callApi, {
-    path: '/api/me',
-    token: renewed.access_token ?? '',
-    tokenType: renewed.token_type,
-  });
-  expect(me.status).toBe(200);
-  expect(me.body).toMatchObject({ sub: 'admin', issuer: IDP });
+  // The vault calls the API with the renewed token: a second call, answered (its dependency, below).
+  const renewedAt = Date.now();
+  await press(tab, { role: 'button', name: 'Call the API' });
+  await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
 
   // Telemetry: what this browser sent is in the collector's store, under its session, with the
   // pseudonymous user and never a token, a code or the user's name.
   await tab.evaluate(hidePage, null);
+  // Read as an admin from outside the browser: the browser's tokens are its vault's alone.
+  const adminToken = await bearerTokenFor(APP, IDP, ADMIN);
   const timeline = async () => {
-    const latest = await tokensOf(tab, IDP);
-    const answer = await probe(tab, callApi, {
-      path: `/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`,
-      token: latest.access_token ?? '',
-      tokenType: latest.token_type,
+    const answer = await fetch(`${APP}/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`, {
+      headers: { Authorization: `Bearer ${adminToken}` },
     });
-    return answer?.status === 200
-      ? (answer.body as { authenticated: boolean; items: Array<{ type: string; name: string | null }> })
+    return answer.status === 200
+      ? ((await answer.json()) as {
+          authenticated: boolean;
+          items: Array<{ type: string; name: string | null; success: boolean | null; time: string }>;
+        })
       : null;
   };
   await expect
@@ -233,9 +232,14 @@ export async function journey(
     )
     .toEqual(expect.arrayContaining(['Home', 'Profile', 'Diagnostics']));
   await expect
-    .poll(async () => (await timeline())?.items.some((item) => item.type === 'dependency'), {
-      message: 'the API call is stored',
-    })
+    .poll(
+      async () =>
+        (await timeline())?.items.some(
+          (item) =>
+            item.type === 'dependency' && item.success !== false && Date.parse(item.time) >= renewedAt,
+        ),
+      { message: 'the API call after the renewal is stored, answered' },
+    )
     .toBe(true);
   const stored = await timeline();
   expect(stored?.authenticated).toBe(true);

@@ -34,7 +34,8 @@ export class CookieJar {
 
 /** One request as a browser would make it, minus redirects, which callers follow themselves. */
 export async function request(jar: CookieJar, url: string | URL, init: RequestInit = {}): Promise<Response> {
-  const headers = new Headers({ ...jar.headers, ...Object.fromEntries(new Headers(init.headers)) });
+  const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(jar.headers)) if (!headers.has(name)) headers.set(name, value);
   const cookies = jar.header();
   if (cookies) headers.set('Cookie', cookies);
   const response = await fetch(url, { ...init, headers, redirect: 'manual' });

@@ -22,6 +22,7 @@ import {
 import { inPageVault } from './token-vault';
 import { memoryDpopStore } from './dpop-store';
 import type { Vault } from './vault-protocol';
+import type { TabSignal, TabSignals } from './tab-signals';
 import type { ApiCallTracker } from '../telemetry/telemetry';
 
 const HOME = `${APP_ORIGIN}/`;
@@ -39,7 +40,14 @@ function newSession(
     rolesClaim = testOidcConfig.rolesClaim,
     now = () => Date.now(),
     trackApiCall,
-  }: { vault?: Vault; rolesClaim?: string; now?: () => number; trackApiCall?: ApiCallTracker } = {},
+    tabs,
+  }: {
+    vault?: Vault;
+    rolesClaim?: string;
+    now?: () => number;
+    trackApiCall?: ApiCallTracker;
+    tabs?: TabSignals;
+  } = {},
 ) {
   const environment = {
     location: { origin: APP_ORIGIN, href, assign: vi.fn<(url: string) => void>() },
@@ -50,6 +58,7 @@ function newSession(
     reportSignIn: vi.fn<ReportSignInEvent>(() => true),
     leavingFor: vi.fn<(url: string) => void>(),
     trackApiCall,
+    tabs,
   };
   return Object.assign(new OidcSession({ ...testOidcConfig, rolesClaim }, environment), { environment });
 }
@@ -656,5 +665,54 @@ describe('a provider that offers DPoP', () => {
     const callback = idp.authorize(sentTo(session));
     await expect(session.completeSignIn(callback)).resolves.toEqual({ ok: true, returnTo: '/profile' });
     expect(idp.issued.at(-1)?.token_type).toBe('DPoP');
+  });
+});
+
+/** A BroadcastChannel between tabs: each tab's signals reach the others (never itself), a task later. */
+function tabChannel() {
+  const listeners = new Set<(signal: TabSignal) => void>();
+  return (): TabSignals => {
+    let own: ((signal: TabSignal) => void) | undefined;
+    return {
+      send: (signal) =>
+        setTimeout(() => {
+          for (const listener of listeners) if (listener !== own) listener(signal);
+        }),
+      listen: (listener) => {
+        own = listener;
+        listeners.add(listener);
+      },
+    };
+  };
+}
+
+describe('tabs that each have a vault of their own (WebKit gives every window its own worker)', () => {
+  it('a new tab asks the others, and follows a signed-in one through the provider', async () => {
+    const idp = await provider();
+    const tab = tabChannel();
+    await signedInSession(idp, { tabs: tab() });
+    window.sessionStorage.clear(); // the new tab's own storage: no hint of a session
+    const other = newSession(HOME, { tabs: tab() });
+    await other.start();
+    expect(other.getState()).toMatchObject({ status: 'signed-out' });
+    await vi.waitFor(() =>
+      expect(new URL(sentTo(other) ?? 'http://none').searchParams.get('prompt')).toBe('none'),
+    );
+  });
+
+  it('a sign-out in one tab signs the others out, and revokes their own tokens', async () => {
+    const idp = await provider();
+    const tab = tabChannel();
+    const first = await signedInSession(idp, { tabs: tab() });
+    const second = await signedInSession(idp, { tabs: tab() });
+    await first.signOut();
+    await vi.waitFor(() =>
+      expect(second.getState()).toMatchObject({
+        status: 'signed-out',
+        notice: { code: 'signed_out_elsewhere' },
+      }),
+    );
+    await vi.waitFor(() => expect(idp.to('/token/revocation')).toHaveLength(2));
+    expect(await second.environment.vault.call('current')).toBeNull();
   });
 });

@@ -11,6 +11,7 @@ import { safeReturnTo } from './return-to';
 import { describeUser } from './session-user';
 import { readSessionHint, writeSessionHint } from './session-hint';
 import { SignInTelemetry, type ReportSignInEvent } from './sign-in-telemetry';
+import { broadcastSignals, type TabSignal, type TabSignals } from './tab-signals';
 import { VaultError, type ApiAnswer, type ApiRequest, type VaultEvent, type VaultUser } from './token-vault';
 import type { Vault } from './vault-protocol';
 import { telemetry, type ApiCallTracker } from '../telemetry/telemetry';
@@ -28,6 +29,8 @@ export interface SessionEnvironment {
   now: () => number;
   /** The token vault: the OAuth client that holds the tokens, out of the page's reach. */
   vault: Vault;
+  /** What the app's other tabs say of the session (tab-signals.ts); none: this tab is alone. */
+  tabs?: TabSignals | undefined;
   /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
   leavingFor?: ((url: string) => void) | undefined;
   /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
@@ -36,7 +39,7 @@ export interface SessionEnvironment {
   trackApiCall?: ApiCallTracker | undefined;
 }
 
-async function browserEnvironment(): Promise<SessionEnvironment> {
+async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironment> {
   const { WorkerVault } = await import('./vault-client');
   return {
     location: window.location,
@@ -44,12 +47,19 @@ async function browserEnvironment(): Promise<SessionEnvironment> {
     sessionStorage: window.sessionStorage,
     now: () => Date.now(),
     vault: new WorkerVault(),
+    tabs:
+      typeof BroadcastChannel === 'function'
+        ? broadcastSignals(new BroadcastChannel(`gatehouse-session:${config.clientId}`))
+        : undefined,
     leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
     reportSignIn: ({ name, properties, measurements }) =>
       telemetry.trackEvent(name, properties, measurements),
     trackApiCall: telemetry.apiCall,
   };
 }
+
+/** How long a new tab takes another tab's `here` as the answer to its question. */
+const ASK_TABS_MS = 2_000;
 
 const signedOutElsewhere: AuthNotice = {
   code: 'signed_out_elsewhere',
@@ -81,7 +91,7 @@ export async function createAuthSession(): Promise<AuthSession> {
       }),
     );
   }
-  const session = new OidcSession(config, await browserEnvironment());
+  const session = new OidcSession(config, await browserEnvironment(config));
   // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
   session.prefetchDiscovery();
   await session.start();
@@ -125,6 +135,8 @@ export class OidcSession implements AuthSession {
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
   private readonly journey: SignInTelemetry;
   private readonly vault: Vault;
+  /** Until when (epoch ms) a `here` from another tab answers this one's question at start. */
+  private askingTabsUntil = 0;
   /** The sign-in on its way to the provider, if any. */
   private signingIn: Promise<void> | undefined;
 
@@ -140,6 +152,7 @@ export class OidcSession implements AuthSession {
       undefined,
     );
     this.vault.listen((event, report) => this.onVaultEvent(event, report));
+    env.tabs?.listen((signal) => void this.onTabSignal(signal));
   }
 
   /**
@@ -158,18 +171,54 @@ export class OidcSession implements AuthSession {
       return;
     }
     if (readSessionHint(this.env.sessionStorage, this.env.now())) {
-      const { pathname, search, hash } = new URL(this.env.location.href);
-      try {
-        // The hint keeps the signed-in UI on screen while the browser goes to the provider and back.
-        await this.redirectToProvider(`${pathname}${search}${hash}`, { restore: true });
-        return;
-      } catch {
-        // The provider cannot be reached: signed out, with the notice signIn set.
-        writeSessionHint(this.env.sessionStorage, null);
-        return;
-      }
+      await this.restore();
+      return;
     }
     this.setState({ status: 'signed-out' });
+    // A tab of a browser that gives it a vault of its own: is another tab signed in?
+    this.askingTabsUntil = this.env.now() + ASK_TABS_MS;
+    this.env.tabs?.send('who');
+  }
+
+  /**
+   * Brings the session back through the provider (a top-level `prompt=none` request and back): the
+   * vault has none, but the browser said there is one. A provider that wants the user to log in again
+   * ends it with "session expired".
+   */
+  private async restore(): Promise<void> {
+    const { pathname, search, hash } = new URL(this.env.location.href);
+    try {
+      // The hint keeps the signed-in UI on screen while the browser goes to the provider and back.
+      await this.redirectToProvider(`${pathname}${search}${hash}`, { restore: true });
+    } catch {
+      // The provider cannot be reached: signed out, with the notice signIn set.
+      writeSessionHint(this.env.sessionStorage, null);
+    }
+  }
+
+  /**
+   * Another tab's signal (tab-signals.ts). Where the tabs share the vault, its own events have already
+   * said the same, and these change nothing; where each tab has its own, a tab signed out here follows a
+   * sign-in elsewhere through the provider, and a sign-out elsewhere ends this tab's session too.
+   */
+  private async onTabSignal(signal: TabSignal): Promise<void> {
+    if (signal === 'who') {
+      if (this.user) this.env.tabs?.send('here');
+      return;
+    }
+    if (signal === 'signed-out') {
+      if (!this.user || this.state.status !== 'signed-in') return;
+      this.journey.sessionEnded('other-tab');
+      this.forget({ status: 'signed-out', notice: signedOutElsewhere });
+      // This tab's own tokens, where it has a vault of its own: revoked (the provider session is over).
+      await this.vault.call('signOut').catch(() => undefined);
+      return;
+    }
+    const asked = signal === 'signed-in' || this.env.now() <= this.askingTabsUntil;
+    if (!asked || this.state.status !== 'signed-out' || this.onCallback() || this.signingIn) return;
+    const held = await this.vault.call('current').catch(() => null);
+    if (held) this.show(held);
+    else if (this.state.status === 'signed-out') await this.restore();
   }
 
   /** Fetches discovery (once; a failure is tried again when it is next needed). */
@@ -367,6 +416,7 @@ export class OidcSession implements AuthSession {
     }
     this.journey.sessionEnded('sign-out');
     this.forget({ status: 'signing-out' });
+    this.env.tabs?.send('signed-out');
     const [{ idToken, warning }] = await Promise.all([
       this.vault.call('signOut').catch(() => ({ idToken: undefined, warning: undefined })),
       cleared,
@@ -481,10 +531,12 @@ export class OidcSession implements AuthSession {
       this.forget({ status: 'signed-out', notice: sessionExpired });
       return;
     }
+    const arriving = this.state.status !== 'signed-in';
     this.user = user;
     const described = describeUser(user, this.config, user.renewsAt);
     writeSessionHint(this.env.sessionStorage, described);
     this.setState({ status: 'signed-in', user: described });
+    if (arriving) this.env.tabs?.send('signed-in');
   }
 
   private forget(state: AuthState): void {
