@@ -1,6 +1,6 @@
 import { expect } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
-import { expectRefusedOnceExpired, misbehave, signIn, storedSession, test } from './support';
+import { expectRefusedOnceExpired, misbehave, sessionTokens, signIn, test } from './support';
 
 test('the API refuses a missing or malformed token with bearer and DPoP challenges', async ({ request }) => {
   const missing = await request.get('/api/me');
@@ -19,16 +19,13 @@ test('the API refuses a token for another audience and an expired token', async 
   await misbehave(request, null, { accessTokenTtlSeconds: 2 });
   await page.goto('/');
   await signIn(page);
-  const session = JSON.parse((await storedSession(page)) ?? '{}') as {
-    id_token: string;
-    access_token: string;
-  };
+  const session = await sessionTokens(page);
   // A page of the same origin without the app: nothing renews meanwhile, and the browser's key stays at hand.
   await page.goto('/api/openapi.json');
 
   // The ID token is a real, signed token of the same provider, but for the client, not the API.
   const wrongAudience = await request.get('/api/me', {
-    headers: { Authorization: `Bearer ${session.id_token}` },
+    headers: { Authorization: `Bearer ${session.id_token ?? ''}` },
   });
   expect(wrongAudience.status()).toBe(401);
   // It names the audience it got and the one it wanted, in the challenge and in the message.
@@ -36,7 +33,7 @@ test('the API refuses a token for another audience and an expired token', async 
   expect(wrongAudience.headers()['www-authenticate']).toContain(named);
   expect(((await wrongAudience.json()) as { message: string }).message).toContain(named);
 
-  await expectRefusedOnceExpired(page, '/api/me', session.access_token);
+  await expectRefusedOnceExpired(page, '/api/me', session.access_token ?? '');
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
 });
 

@@ -10,6 +10,7 @@ import {
   startServer,
   type StartedServer,
 } from './support';
+import { recordingProxy, type RecordingProxy } from './recording-proxy';
 
 /**
  * Sender-constrained tokens (RFC 9449, ADR 0037). The bundled provider offers DPoP by default, so the
@@ -17,13 +18,25 @@ import {
  * nonces, so the browser's retry with the nonce is exercised on every first call.
  */
 let server: StartedServer;
+/** In front of the server: the API calls as the browser sent them (the token vault's, from its worker). */
+let proxy: RecordingProxy;
+/** The app's origin, the proxy's. */
+let app: string;
 test.beforeAll(async () => {
-  // Short-lived tokens, so the leader tab renews during the test.
+  proxy = await recordingProxy();
+  app = proxy.origin;
+  // Short-lived tokens, so the vault renews during the test.
   // Offset 94, not 90: port 4190 is on the Fetch standard's list of blocked ports.
-  server = await startServer(94, { API_DPOP_NONCES: '1', DEV_IDP_ACCESS_TOKEN_TTL: '20' });
+  server = await startServer(94, {
+    API_DPOP_NONCES: '1',
+    DEV_IDP_ACCESS_TOKEN_TTL: '20',
+    PUBLIC_ORIGIN: app,
+  });
+  proxy.target(server.origin);
 });
 test.afterAll(async () => {
   await server.stop();
+  await proxy.close();
 });
 
 /** The thumbprint of the key the browser keeps in oidc-client-ts's IndexedDB store, or null. */
@@ -57,23 +70,20 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
 }) => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const apiCalls: Array<{ path: string; authorization: string; dpop: string | undefined; status: number }> =
-    [];
-  page.on('response', (response) => {
-    const url = new URL(response.url());
-    if (url.origin !== server.origin || !url.pathname.startsWith('/api/')) return;
-    const headers = response.request().headers();
-    apiCalls.push({
-      path: url.pathname,
-      authorization: headers.authorization ?? '',
-      dpop: headers.dpop,
-      status: response.status(),
-    });
-  });
+  // The token vault makes the API calls from its worker: as the browser sent them, through the proxy.
+  const apiCalls = () =>
+    proxy.seen
+      .filter((r) => r.path.startsWith('/api/'))
+      .map((r) => ({
+        path: r.path,
+        authorization: r.headers.authorization ?? '',
+        dpop: typeof r.headers.dpop === 'string' ? r.headers.dpop : undefined,
+        status: r.status,
+      }));
 
-  await page.goto(`${server.origin}/`);
+  await page.goto(`${app}/`);
   await signIn(page, ACCOUNTS.admin, server.provider);
-  const tokens = await sessionTokens(page);
+  const tokens = await sessionTokens(page, server.provider);
   expect(tokens.token_type).toBe('DPoP');
   const jkt = await browserKeyThumbprint(page);
   expect(jkt).toMatch(/^[\w-]{43}$/);
@@ -84,31 +94,31 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
   await expect(page.getByTestId('api-me')).toContainText(`"jkt": "${jkt}"`);
   // The tab's first call learns the nonce (401 use_dpop_nonce, then again with it); no other refusal.
-  const [first, retry, ...rest] = apiCalls;
+  const [first, retry, ...rest] = apiCalls();
   expect([first?.status, retry?.status, retry?.path]).toEqual([401, 200, first?.path]);
   expect(rest.map((call) => call.status)).not.toContain(401);
-  expect(apiCalls.map((call) => call.path)).toContain('/api/me');
-  for (const call of apiCalls) {
+  expect(apiCalls().map((call) => call.path)).toContain('/api/me');
+  for (const call of apiCalls()) {
     expect(call.authorization).toBe(`DPoP ${tokens.access_token}`);
     expect(decodeProtectedHeader(call.dpop ?? '')).toMatchObject({ typ: 'dpop+jwt', alg: 'ES256' });
-    expect(decodeJwt(call.dpop ?? '')).toMatchObject({ htm: 'GET', htu: `${server.origin}${call.path}` });
+    expect(decodeJwt(call.dpop ?? '')).toMatchObject({ htm: 'GET', htu: `${app}${call.path}` });
   }
   expect(decodeJwt(first?.dpop ?? '')).not.toHaveProperty('nonce');
   expect(decodeJwt(retry?.dpop ?? '').nonce).toEqual(expect.any(String));
 
   // A second tab shares the session and the key; the leader renews with a proof, and the API still answers.
   const second = await context.newPage();
-  await second.goto(`${server.origin}/profile`);
+  await second.goto(`${app}/profile`);
   await expect(second.getByTestId('api-me')).toContainText(`"jkt": "${jkt}"`);
   await expect
-    .poll(async () => (await sessionTokens(second)).access_token, { timeout: 25_000 })
+    .poll(async () => (await sessionTokens(second, server.provider)).access_token, { timeout: 25_000 })
     .not.toBe(tokens.access_token);
-  const renewed = await sessionTokens(second);
+  const renewed = await sessionTokens(second, server.provider);
   expect(decodeJwt(renewed.access_token ?? '')).toMatchObject({ cnf: { jkt } });
   expect((await apiFromPage(page, '/api/me')).status).toBe(200);
 
   // The thief has the tokens, not the key. Bearer: refused as a bound token (RFC 9449 7.2).
-  const asBearer = await request.get(`${server.origin}/api/me`, {
+  const asBearer = await request.get(`${app}/api/me`, {
     headers: { authorization: `Bearer ${renewed.access_token}` },
   });
   expect(asBearer.status()).toBe(401);
@@ -118,12 +128,12 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
   // DPoP with the thief's own key: the proof is not signed by the key the token is bound to.
   const thief = await makeDpopKey();
   const nonce = asBearer.headers()['dpop-nonce'];
-  const withOwnKey = await request.get(`${server.origin}/api/me`, {
+  const withOwnKey = await request.get(`${app}/api/me`, {
     headers: {
       authorization: `DPoP ${renewed.access_token}`,
       dpop: await makeDpopProof(thief, {
         method: 'GET',
-        url: `${server.origin}/api/me`,
+        url: `${app}/api/me`,
         accessToken: renewed.access_token ?? '',
         ...(nonce ? { nonce } : {}),
       }),
@@ -156,19 +166,23 @@ test('tokens are bound to the browser: stolen ones are refused by the API and th
 });
 
 test('a provider without DPoP: bearer tokens, exactly as before', async ({ page }) => {
-  const plain = await startServer(96, { DEV_IDP_DPOP: 'off' });
+  const plainProxy = await recordingProxy();
+  const plain = await startServer(96, { DEV_IDP_DPOP: 'off', PUBLIC_ORIGIN: plainProxy.origin });
+  plainProxy.target(plain.origin);
   try {
-    await page.goto(`${plain.origin}/`);
+    await page.goto(`${plainProxy.origin}/`);
     await signIn(page, ACCOUNTS.admin, plain.provider);
-    const tokens = await sessionTokens(page);
+    const tokens = await sessionTokens(page, plain.provider);
     expect(tokens.token_type).toBe('Bearer');
     expect(decodeJwt(tokens.access_token ?? '')).not.toHaveProperty('cnf');
-    const apiCall = page.waitForRequest(`${plain.origin}/api/me`);
     await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
-    expect((await apiCall).headers().authorization).toBe(`Bearer ${tokens.access_token}`);
     await expect(page.getByTestId('api-me')).toContainText('"jkt": null');
+    const apiCall = plainProxy.seen.find((r) => r.path === '/api/me');
+    expect(apiCall?.headers.authorization).toBe(`Bearer ${tokens.access_token}`);
+    expect(apiCall?.headers.dpop).toBeUndefined();
     expect(await browserKeyThumbprint(page)).toBeNull();
   } finally {
     await plain.stop();
+    await plainProxy.close();
   }
 });

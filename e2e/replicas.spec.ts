@@ -1,8 +1,9 @@
 import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { expect, test, type Page } from '@playwright/test';
-import { startCluster, type Cluster } from '../scripts/cluster.mjs';
+import { clusterLayout, startCluster, type Cluster } from '../scripts/cluster.mjs';
 import { ACCOUNTS, logInAtProvider, requireTool } from './support';
 import { recordTelemetry, type Envelope } from './telemetry-support';
+import { recordingProxy, type RecordingProxy } from './recording-proxy';
 
 /**
  * Three replicas behind HAProxy, with Redis and one provider (scripts/cluster.mjs, ADR 0063): what an
@@ -11,6 +12,11 @@ import { recordTelemetry, type Envelope } from './telemetry-support';
 const PORT_BASE = Number(process.env.E2E_PORT_BASE ?? 4100);
 const RATE = 400;
 let cluster: Cluster;
+/**
+ * In front of HAProxy, the cluster's public origin: what the browser sent, the token vault's API calls
+ * from its worker included, and which replica answered each.
+ */
+let proxy: RecordingProxy;
 
 test.describe.configure({ mode: 'serial' });
 test.setTimeout(120_000);
@@ -21,8 +27,11 @@ requireTool('haproxy');
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
+  proxy = await recordingProxy();
+  proxy.target(clusterLayout(PORT_BASE).origin);
   cluster = await startCluster({
     base: PORT_BASE,
+    publicOrigin: proxy.origin,
     env: {
       TELEMETRY_CONSENT: 'implied',
       TELEMETRY_MAX_ITEMS_PER_SECOND: String(RATE),
@@ -32,6 +41,7 @@ test.beforeAll(async () => {
 });
 test.afterAll(async () => {
   await cluster?.stop();
+  await proxy?.close();
 });
 
 /** Asks the store holder directly (its internal API, with the token) what the dashboard's queries ask it. */
@@ -84,32 +94,34 @@ async function openDiagnostics(page: Page) {
   await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
 }
 
-/** Which replica answered each API call (HAProxy names it), and with what status. */
-function recordApi(page: Page) {
-  const calls: { path: string; status: number; replica: string | undefined }[] = [];
-  page.on('response', (response) => {
-    const url = new URL(response.url());
-    if (url.origin !== cluster.origin || !url.pathname.startsWith('/api/')) return;
-    calls.push({
-      path: url.pathname,
-      status: response.status(),
-      replica: response.headers()['x-gatehouse-replica'],
-    });
-  });
-  return calls;
+/** Which replica answered each API call from now on (HAProxy names it), and with what status. */
+function recordApi() {
+  const from = proxy.seen.length;
+  return () =>
+    proxy.seen
+      .slice(from)
+      .filter((r) => r.path.startsWith('/api/') && r.status !== undefined)
+      .map((r) => ({
+        path: r.path,
+        status: r.status,
+        replica: r.answerHeaders?.['x-gatehouse-replica'],
+      }));
 }
 
+/** Clicks "Call the API" and resolves with the call of `/api/me` as the proxy saw it, once answered. */
 async function callApi(page: Page) {
-  const answered = page.waitForResponse((r) => r.url().endsWith('/api/me'));
+  const from = proxy.seen.length;
   await page.getByRole('button', { name: 'Call the API' }).click();
-  expect((await answered).status()).toBe(200);
+  const answered = () => proxy.seen.slice(from).find((r) => r.path === '/api/me' && r.status !== undefined);
+  await expect.poll(() => answered()?.status).toBe(200);
+  return answered()!;
 }
 
 test('a browser signs in through the balancer and uses the API on every replica; telemetry is stored once', async ({
   page,
 }) => {
   const telemetry = await recordTelemetry(page);
-  const calls = recordApi(page);
+  const calls = recordApi();
   await openDiagnostics(page);
   for (let i = 0; i < 6; i++) {
     await callApi(page);
@@ -119,8 +131,8 @@ test('a browser signs in through the balancer and uses the API on every replica;
   await page.goto(`${cluster.origin}/usage`);
   await expect(page.getByRole('heading', { name: 'Usage', level: 1 })).toBeVisible();
   await expect(page.getByTestId('tile-users').locator('.tile-value')).not.toHaveText('');
-  expect(calls.filter((c) => c.status >= 400)).toEqual([]);
-  expect(new Set(calls.map((c) => c.replica))).toEqual(new Set(cluster.replicas.map((r) => r.name)));
+  expect(calls().filter((c) => (c.status ?? 0) >= 400)).toEqual([]);
+  expect(new Set(calls().map((c) => c.replica))).toEqual(new Set(cluster.replicas.map((r) => r.name)));
   await page.goto(`${cluster.origin}/`); // hands the last telemetry over
   expect(telemetry.ofType('EventData').length).toBeGreaterThanOrEqual(6);
   await expectStoredOnce(telemetry.envelopes());
@@ -128,14 +140,10 @@ test('a browser signs in through the balancer and uses the API on every replica;
 
 test('a DPoP proof one replica accepted is refused by another', async ({ page }) => {
   await openDiagnostics(page);
-  const answered = page.waitForResponse((r) => r.url().endsWith('/api/me'));
-  await page.getByRole('button', { name: 'Call the API' }).click();
-  const response = await answered;
-  expect(response.status()).toBe(200);
-  const headers = await response.request().allHeaders();
-  const other = cluster.replicas.find((r) => r.name !== response.headers()['x-gatehouse-replica']);
+  const call = await callApi(page);
+  const other = cluster.replicas.find((r) => r.name !== call.answerHeaders?.['x-gatehouse-replica']);
   const replay = await fetch(`${other?.origin}/api/me`, {
-    headers: { authorization: headers.authorization ?? '', dpop: headers.dpop ?? '' },
+    headers: { authorization: call.headers.authorization ?? '', dpop: String(call.headers.dpop ?? '') },
   });
   expect(replay.status).toBe(401);
   expect(replay.headers.get('www-authenticate')).toContain('invalid_dpop_proof');
@@ -179,7 +187,7 @@ test('a rolling restart (SIGTERM one at a time) under load fails no request and 
   // Three restarts, each waited for behind the balancer: over a minute on a busy 2-core machine.
   test.setTimeout(180_000);
   const telemetry = await recordTelemetry(page);
-  const calls = recordApi(page);
+  const calls = recordApi();
   await openDiagnostics(page);
 
   let restarting = true;
@@ -223,7 +231,7 @@ test('a rolling restart (SIGTERM one at a time) under load fails no request and 
 
   expect(outside.length).toBeGreaterThan(50);
   expect(outside.filter((status) => status !== 200)).toEqual([]);
-  expect(calls.filter((c) => c.status !== 200)).toEqual([]);
+  expect(calls().filter((c) => c.status !== 200)).toEqual([]);
   // Telemetry too: the forwarding replicas wait for the store holder while it restarts.
   expect(
     telemetry.posts.filter((p) => p.status !== undefined && p.status !== 200).map((p) => p.status),

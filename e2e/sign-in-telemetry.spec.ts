@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import { expect } from '@playwright/test';
 import { APP, IDP } from '../playwright.config';
 import { ACCOUNTS, misbehave, sessionTokens, signIn, test } from './support';
@@ -109,6 +110,9 @@ test('the Sign-in section shows each journey with its reason and step: a cancel,
   const { access_token: first } = tokens;
   expect(first).toBeTruthy();
   await expect.poll(() => renewals('succeeded'), { timeout: 30_000 }).toBeGreaterThan(0);
+  // The vault renews at half the token's life: the first token is refused as expired once it is.
+  const expiresAt = (decodeJwt(first ?? '').exp ?? 0) * 1000;
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt - Date.now() + 1_000)));
   const refused = await request.get(`${APP}/api/me`, { headers: { Authorization: `Bearer ${first}` } });
   expect(refused.status()).toBe(401);
 

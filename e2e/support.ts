@@ -2,7 +2,21 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test as base, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
+import {
+  expect,
+  test as base,
+  type APIRequestContext,
+  type Browser,
+  type Page,
+  type TestInfo,
+} from '@playwright/test';
+import {
+  CookieJar,
+  authorizationRequest,
+  form,
+  loginAction,
+  request as oidcRequest,
+} from '../apps/dev-idp/src/test-support/oidc-flow';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
 import { callApi, type ApiAnswer } from './browsers/in-page';
@@ -113,8 +127,12 @@ export async function signOutThroughProvider(page: Page, provider: string = IDP)
   await page.waitForURL((url) => !url.searchParams.has('state'));
 }
 
+/**
+ * Who this tab shows as signed in (the session hint: claims only, never a token), null when signed out.
+ * The tokens themselves are in the token vault, out of the page's reach.
+ */
 export async function storedSession(page: Page): Promise<string | null> {
-  return page.evaluate(() => sessionStorage.getItem('gatehouse.session'));
+  return page.evaluate(() => sessionStorage.getItem('gatehouse.session.user'));
 }
 
 /** Sign-in requests this tab has started and not finished (oidc-client-ts keeps them by `state`, under our prefix). */
@@ -123,8 +141,9 @@ export async function pendingSignInRequests(page: Page): Promise<string[]> {
 }
 
 /**
- * Calls `path` of the API (GET unless `request` says otherwise) from inside `page`, as the browser that holds the tokens can (DPoP-bound or
- * bearer): see browsers/in-page.ts `callApi`.
+ * Calls `path` of the API (GET unless `request` says otherwise) from inside `page` with `token` (the
+ * latest access token the provider issued to this browser unless given), DPoP-bound or bearer as the
+ * provider issued it: see browsers/in-page.ts `callApi`.
  */
 export async function apiFromPage(
   page: Page,
@@ -132,7 +151,13 @@ export async function apiFromPage(
   token?: string,
   request: { method?: string; body?: unknown } = {},
 ): Promise<ApiAnswer> {
-  return page.evaluate(callApi, { path, token, ...request });
+  const tokens = await sessionTokens(page);
+  return page.evaluate(callApi, {
+    path,
+    token: token ?? tokens.access_token ?? '',
+    tokenType: tokens.token_type,
+    ...request,
+  });
 }
 
 /**
@@ -166,9 +191,80 @@ export interface SessionTokens {
   token_type: string;
 }
 
-/** The tokens this tab holds (an empty object when signed out). */
-export async function sessionTokens(page: Page): Promise<Partial<SessionTokens>> {
-  return JSON.parse((await storedSession(page)) ?? '{}') as Partial<SessionTokens>;
+/** The bundled provider's session cookie (apps/dev-idp/src/provider.ts names it). */
+const PROVIDER_SESSION_COOKIE = 'dev_idp_session';
+
+/** Providers of apps whose public origin is not their own (behind a proxy), by that public origin. */
+const providersByPublicOrigin = new Map<string, string>();
+
+/**
+ * The bundled provider beside the app `page` is on: the port after the app's (startServer's rule), or
+ * the one of the server started with that public origin.
+ */
+function providerOf(page: Page): string {
+  const app = new URL(page.url());
+  return (
+    providersByPublicOrigin.get(app.origin) ?? `${app.protocol}//${app.hostname}:${Number(app.port) + 1}`
+  );
+}
+
+/**
+ * The tokens the provider issued to this tab's browser, latest first-class values (an empty object when
+ * the tab is signed out). The app never shows them (the token vault keeps them from the page), so they
+ * are read from the bundled provider's test controls, for this browser's provider session only.
+ */
+export async function sessionTokens(
+  page: Page,
+  provider: string = providerOf(page),
+): Promise<Partial<SessionTokens>> {
+  if (!(await storedSession(page))) return {};
+  const cookie = (await page.context().cookies(provider)).find(
+    (c) => c.name === PROVIDER_SESSION_COOKIE,
+  )?.value;
+  if (!cookie) return {};
+  return issuedTokens(provider, cookie);
+}
+
+/** The token endpoint's answers to this tab's browser (its provider session), oldest first. */
+export async function issuedGrants(
+  page: Page,
+  provider: string = providerOf(page),
+): Promise<Array<Record<string, unknown>>> {
+  const cookie = (await page.context().cookies(provider)).find(
+    (c) => c.name === PROVIDER_SESSION_COOKIE,
+  )?.value;
+  return cookie ? grantsOf(provider, { cookie }) : [];
+}
+
+/**
+ * The token endpoint's answers in one provider session (named by its cookie, or by its uid once it has
+ * ended), oldest first, each with the tokens a revocation request named since (`revoked`).
+ */
+export async function grantsOf(
+  provider: string,
+  session: { cookie: string } | { uid: string },
+): Promise<Array<Record<string, unknown>>> {
+  const query =
+    'cookie' in session
+      ? `session=${encodeURIComponent(session.cookie)}`
+      : `uid=${encodeURIComponent(session.uid)}`;
+  const response = await fetch(`${provider}/__test/issued-tokens?${query}`, {
+    headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { grants: Array<Record<string, unknown>> }).grants;
+}
+
+/** What the provider's test controls say it issued in the provider session `cookie`, merged in order. */
+export async function issuedTokens(provider: string, cookie: string): Promise<Partial<SessionTokens>> {
+  const grants = await grantsOf(provider, { cookie });
+  const merged: Partial<SessionTokens> = {};
+  for (const grant of grants) {
+    for (const [name, value] of Object.entries(grant)) {
+      if (value !== undefined && value !== null) (merged as Record<string, unknown>)[name] = value;
+    }
+  }
+  return merged;
 }
 
 /** Every URL in this tab's session history (Chrome DevTools Protocol). */
@@ -203,6 +299,7 @@ export async function startServer(
   const origin = `http://localhost:${port(portOffset)}`;
   const provider = `http://localhost:${port(portOffset + 1)}`;
   const dataDir = env.GATEHOUSE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
+  if (env.PUBLIC_ORIGIN) providersByPublicOrigin.set(new URL(env.PUBLIC_ORIGIN).origin, provider);
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
     env: {
       ...process.env,
@@ -211,6 +308,8 @@ export async function startServer(
       GATEHOUSE_DATA_DIR: dataDir,
       // A test's own server may run its bundled provider whatever NODE_ENV the runner has.
       ALLOW_BUNDLED_DEV_IDP: '1',
+      // The provider's test controls: among them the tokens it issued, which the app never shows.
+      DEV_IDP_TEST_CONTROLS: '1',
       DEV_IDP_TEST_CONTROLS_SECRET: TEST_CONTROLS_SECRET,
       // One server per test: the only replica, whatever NODE_ENV the runner has.
       GATEHOUSE_SINGLE_REPLICA: '1',
@@ -258,4 +357,114 @@ export async function startServer(
       await exited;
     },
   };
+}
+
+export interface WorkerRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  status: number | undefined;
+}
+
+/**
+ * The requests the app's shared workers make (the token vault's calls of the API and the provider),
+ * which Playwright's page and context events do not report: read through the Chrome DevTools Protocol,
+ * attached to every shared worker the browser starts from now on, as soon as it is announced (its
+ * very first request may go before). Chromium only.
+ */
+export async function sharedWorkerRequests(
+  browser: Browser,
+): Promise<{ requests: WorkerRequest[]; stop: () => Promise<void> }> {
+  const cdp = await browser.newBrowserCDPSession();
+  const requests: WorkerRequest[] = [];
+  const byId = new Map<string, WorkerRequest>();
+  let nextMessage = 1;
+  const attached = new Set<string>();
+  cdp.on('Target.targetCreated', (event) => {
+    const { targetInfo } = event as { targetInfo: { type: string; targetId: string } };
+    if (targetInfo.type !== 'shared_worker' || attached.has(targetInfo.targetId)) return;
+    attached.add(targetInfo.targetId);
+    void cdp
+      .send('Target.attachToTarget', { targetId: targetInfo.targetId, flatten: false })
+      .then(async ({ sessionId }) => {
+        for (const method of ['Network.enable', 'Runtime.runIfWaitingForDebugger']) {
+          await cdp.send('Target.sendMessageToTarget', {
+            sessionId,
+            message: JSON.stringify({ id: nextMessage++, method, params: {} }),
+          });
+        }
+      })
+      .catch(() => undefined);
+  });
+  cdp.on('Target.receivedMessageFromTarget', (event) => {
+    const message = JSON.parse((event as { message: string }).message) as {
+      method?: string;
+      params?: Record<string, unknown>;
+    };
+    if (message.method === 'Network.requestWillBeSent') {
+      const { requestId, request } = message.params as {
+        requestId: string;
+        request: { url: string; method: string; headers: Record<string, string> };
+      };
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      const entry = { url: request.url, method: request.method, headers, status: undefined };
+      byId.set(requestId, entry);
+      requests.push(entry);
+    } else if (message.method === 'Network.responseReceived') {
+      const { requestId, response } = message.params as { requestId: string; response: { status: number } };
+      const entry = byId.get(requestId);
+      if (entry) entry.status = response.status;
+    }
+  });
+  await cdp.send('Target.setDiscoverTargets', { discover: true });
+  return { requests, stop: () => cdp.detach() };
+}
+
+/**
+ * A bearer access token for `account`, signed in at the bundled provider from Node as the app's client
+ * (PKCE, its registered redirect URI), without a DPoP proof: for a test that reads the API as that
+ * account while the browser's own tokens stay in its token vault.
+ */
+export async function bearerTokenFor(
+  app: string,
+  provider: string,
+  account: { username: string; password: string },
+): Promise<string> {
+  const redirectUri = `${app}/callback`;
+  const request = authorizationRequest(provider, {
+    redirect_uri: redirectUri,
+    scope: 'openid profile email',
+  });
+  const jar = new CookieJar();
+  let response = await oidcRequest(jar, request.url);
+  let at = request.url;
+  const follow = async () => {
+    while (response.status >= 300 && response.status < 400) {
+      at = new URL(response.headers.get('Location') ?? '', at);
+      if (at.href.startsWith(redirectUri)) return at;
+      response = await oidcRequest(jar, at);
+    }
+    return undefined;
+  };
+  await follow();
+  const action = new URL(loginAction(await response.text()), provider);
+  response = await oidcRequest(jar, action, form({ username: account.username, password: account.password }));
+  const callback = await follow();
+  const code = callback?.searchParams.get('code');
+  if (!code)
+    throw new Error(`The provider did not send ${account.username} back with a code (at ${at.href}).`);
+  const token = await fetch(`${provider}/token`, {
+    ...form({
+      grant_type: 'authorization_code',
+      client_id: 'gatehouse',
+      code,
+      redirect_uri: redirectUri,
+      code_verifier: request.verifier,
+    }),
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: app },
+  });
+  expect(token.status).toBe(200);
+  return ((await token.json()) as { access_token: string }).access_token;
 }

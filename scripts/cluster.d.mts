@@ -37,4 +37,6 @@ export function startCluster(options?: {
   env?: Record<string, string>;
   detached?: boolean;
   log?: (line: string) => void;
+  /** Where browsers reach the cluster when it is not HAProxy itself (a proxy in front of it). */
+  publicOrigin?: string;
 }): Promise<Cluster>;

@@ -91,11 +91,13 @@ function redisPing(port) {
 
 /**
  * Starts Redis, the provider, the replicas and HAProxy, each waited for. `env`: settings added to every
- * replica's. `detached`: the processes outlive this one (the CLI's `start`).
+ * replica's. `detached`: the processes outlive this one (the CLI's `start`). `publicOrigin`: where the
+ * browsers reach the cluster when it is not HAProxy itself (a proxy in front of it, in tests).
  */
-export async function startCluster({ base, env = {}, detached = false, log = () => {} } = {}) {
+export async function startCluster({ base, env = {}, detached = false, log = () => {}, publicOrigin } = {}) {
   ensurePackages();
-  const layout = clusterLayout(base);
+  const balancer = clusterLayout(base);
+  const layout = { ...balancer, origin: publicOrigin ?? balancer.origin };
   // A run that died before its teardown (a killed test worker, a lost terminal) leaves its processes on
   // these ports: stop them first, by the pids it recorded.
   await stopRecorded(layout, log);
@@ -222,7 +224,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
         layout.replicaPorts.map((port, i) => [`GATEHOUSE_REPLICA_${i + 1}`, `127.0.0.1:${port}`]),
       ),
     });
-    await until('haproxy', answers(`${layout.origin}/healthz`));
+    await until('haproxy', answers(`${balancer.origin}/healthz`));
   } catch (error) {
     await stopAll();
     throw error;

@@ -115,9 +115,9 @@ export function hidePage(): void {
   window.dispatchEvent(new PageTransitionEvent('pagehide', { persisted: false }));
 }
 
-/** The tab's stored session (oidc-client-ts's user under our key), null when signed out. */
+/** Who the tab shows as signed in (the session hint: claims, never a token), null when signed out. */
 export function storedSession(): string | null {
-  return sessionStorage.getItem('gatehouse.session');
+  return sessionStorage.getItem('gatehouse.session.user');
 }
 
 export interface ApiAnswer {
@@ -128,27 +128,27 @@ export interface ApiAnswer {
 }
 
 /**
- * Calls `path` of the API (GET unless `method` says otherwise, with `body` as JSON) from inside the page, as the browser that holds the tokens can: with `token`
- * (the tab's access token unless given), as `Authorization: DPoP` with a proof signed by the browser's
- * own non-extractable key (read from oidc-client-ts's IndexedDB store) when the token is DPoP-bound,
- * else as a bearer token. Node cannot make such a proof: that is the point of the binding.
+ * Calls `path` of the API (GET unless `method` says otherwise, with `body` as JSON) from inside the page,
+ * as a script holding `token` in this browser could: as `Authorization: DPoP` with a proof signed by the
+ * browser's own non-extractable key (read from the IndexedDB store the token vault uses) when the token
+ * is DPoP-bound (`tokenType`), else as a bearer token. Node cannot make such a proof: that is the point
+ * of the binding. (The tests learn tokens from the provider: the app never shows them.)
  */
 export async function callApi({
   path,
   token,
+  tokenType,
   method = 'GET',
   body: json,
 }: {
   path: string;
-  token?: string | undefined;
+  token: string;
+  tokenType?: string | undefined;
   method?: string | undefined;
   body?: unknown;
 }): Promise<ApiAnswer> {
-  const session = JSON.parse(sessionStorage.getItem('gatehouse.session') ?? '{}') as {
-    access_token?: string;
-    token_type?: string;
-  };
-  const accessToken = token ?? session.access_token ?? '';
+  const session = { token_type: tokenType };
+  const accessToken = token;
   const keys = await new Promise<CryptoKeyPair | undefined>((resolve, reject) => {
     const open = indexedDB.open('oidc');
     open.onupgradeneeded = () => open.result.createObjectStore('dpop');

@@ -1,7 +1,8 @@
 import { expect as baseExpect } from '@playwright/test';
+import { TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
+import { bearerTokenFor } from '../support';
 import {
-  callApi,
   hidePage,
   locate,
   storedSession,
@@ -106,8 +107,30 @@ async function expectGone(tab: Tab, target: Target) {
   await expect.poll(() => textOf(tab, target), { message: `${JSON.stringify(target)} is gone` }).toBeNull();
 }
 
-async function tokensOf(tab: Tab): Promise<Tokens> {
-  return JSON.parse((await tab.evaluate(storedSession, null)) ?? '{}') as Tokens;
+/**
+ * The tokens the provider issued in the tab's latest sign-in ({} when the tab is signed out): the app
+ * never shows them (its token vault keeps them out of the page), so they are read from the provider's
+ * test controls, as the latest provider session's grants for the journey's account (one browser at a
+ * time runs the journey).
+ */
+async function tokensOf(tab: Tab, provider: string): Promise<Tokens> {
+  if (!(await tab.evaluate(storedSession, null))) return {};
+  const response = await fetch(`${provider}/__test/issued-tokens`, {
+    headers: { 'X-Test-Controls-Secret': TEST_CONTROLS_SECRET },
+  });
+  expect(response.status).toBe(200);
+  const { grants } = (await response.json()) as {
+    grants: Array<Tokens & { sub?: string; sessionUid?: string }>;
+  };
+  const mine = grants.filter((grant) => grant.sub === ADMIN.username);
+  const session = mine.at(-1)?.sessionUid;
+  const merged: Tokens = {};
+  for (const grant of mine.filter((g) => g.sessionUid === session)) {
+    for (const [name, value] of Object.entries(grant)) {
+      if (value !== undefined && value !== null) (merged as Record<string, unknown>)[name] = value;
+    }
+  }
+  return merged;
 }
 
 export async function journey(
@@ -140,14 +163,15 @@ export async function journey(
   await expectSeen(tab, displayName, ADMIN.name);
   await expectSeen(tab, { role: 'button', name: 'Sign out', within: banner });
   await expect.poll(() => currentUrl(tab)).toBe(`${APP}/`);
-  const signedIn = await tokensOf(tab);
+  const signedIn = await tokensOf(tab, IDP);
   expect(signedIn.access_token).toBeTruthy();
   expect(signedIn.refresh_token).toBeTruthy();
   // Bound to this browser's own non-extractable key (DPoP, the local provider's default): WebCrypto
   // keys kept in IndexedDB, which each engine must support.
   expect(signedIn.token_type).toBe('DPoP');
 
-  // A reload keeps the session (sessionStorage), and the signed-in UI comes back.
+  // A reload keeps the session (the token vault, or the provider's session through a top-level
+  // prompt=none request), and the signed-in UI comes back.
   await tab.reload();
   await expectSeen(tab, displayName, ADMIN.name);
 
@@ -170,28 +194,34 @@ export async function journey(
   // Renewal: before the access token expires the tab renews it silently with its refresh token, which
   // rotates; the user stays signed in and the renewed token works.
   await expect
-    .poll(async () => (await tokensOf(tab)).expires_at ?? 0, {
+    .poll(async () => (await tokensOf(tab, IDP)).expires_at ?? 0, {
       message: 'the tokens are renewed',
       timeout: ACCESS_TOKEN_TTL_SECONDS * 1000,
     })
     .toBeGreaterThan(signedIn.expires_at ?? Infinity);
-  const renewed = await tokensOf(tab);
+  const renewed = await tokensOf(tab, IDP);
   expect(renewed.refresh_token).not.toBe(signedIn.refresh_token);
   expect(renewed.access_token).not.toBe(signedIn.access_token);
   await expectSeen(tab, displayName, ADMIN.name);
-  const me = await tab.evaluate(callApi, { path: '/api/me' });
-  expect(me.status).toBe(200);
-  expect(me.body).toMatchObject({ sub: 'admin', issuer: IDP });
+  // The vault calls the API with the renewed token: a second call, answered (its dependency, below).
+  const renewedAt = Date.now();
+  await press(tab, { role: 'button', name: 'Call the API' });
+  await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
 
   // Telemetry: what this browser sent is in the collector's store, under its session, with the
   // pseudonymous user and never a token, a code or the user's name.
   await tab.evaluate(hidePage, null);
+  // Read as an admin from outside the browser: the browser's tokens are its vault's alone.
+  const adminToken = await bearerTokenFor(APP, IDP, ADMIN);
   const timeline = async () => {
-    const answer = await probe(tab, callApi, {
-      path: `/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`,
+    const answer = await fetch(`${APP}/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`, {
+      headers: { Authorization: `Bearer ${adminToken}` },
     });
-    return answer?.status === 200
-      ? (answer.body as { authenticated: boolean; items: Array<{ type: string; name: string | null }> })
+    return answer.status === 200
+      ? ((await answer.json()) as {
+          authenticated: boolean;
+          items: Array<{ type: string; name: string | null; success: boolean | null; time: string }>;
+        })
       : null;
   };
   await expect
@@ -202,9 +232,14 @@ export async function journey(
     )
     .toEqual(expect.arrayContaining(['Home', 'Profile', 'Diagnostics']));
   await expect
-    .poll(async () => (await timeline())?.items.some((item) => item.type === 'dependency'), {
-      message: 'the API call is stored',
-    })
+    .poll(
+      async () =>
+        (await timeline())?.items.some(
+          (item) =>
+            item.type === 'dependency' && item.success !== false && Date.parse(item.time) >= renewedAt,
+        ),
+      { message: 'the API call after the renewal is stored, answered' },
+    )
     .toBe(true);
   const stored = await timeline();
   expect(stored?.authenticated).toBe(true);

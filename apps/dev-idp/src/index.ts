@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import { DEMO_ACCOUNTS } from './accounts.js';
 import { generateSigningKey } from './keys.js';
 import { ROUTES, createProvider } from './provider.js';
+import { IssuedTokens } from './issued-tokens.js';
 import { TEST_CONTROL_PATH, TEST_CONTROL_SECRET_HEADER, TestControls } from './test-controls.js';
 
 export { DEMO_ACCOUNTS } from './accounts.js';
@@ -159,8 +160,12 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       introspectionClient: options.introspectionClient,
       dpop: options.dpop ?? true,
       ...(options.rolesClaim ? { rolesClaim: options.rolesClaim } : {}),
+      ahead: controls ? [controls.middleware()] : [],
     });
-    if (controls) provider.use(controls.middleware());
+    if (testControls) {
+      const sessionUidOf = async (cookie: string) => (await provider.Session.find(cookie))?.uid;
+      provider.use(new IssuedTokens(testControls.secret, ROUTES, sessionUidOf).middleware());
+    }
 
     // Our listeners replace Koa's default error printing (console.error); tests fail on console.error.
     const app: Koa = provider;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import Provider, { errors } from 'oidc-provider';
+import type Koa from 'koa';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 
 import { accountBySub, accountFinder, rolesClaims } from './accounts.js';
@@ -47,6 +48,11 @@ export interface ProviderSettings {
    * `realm_access.roles`, where Keycloak puts them.
    */
   rolesClaim?: string;
+  /**
+   * Middleware ahead of the provider's own routes (the test controls): it sees requests as the browser
+   * sent them, before the UserInfo bridge swaps an access token for its twin.
+   */
+  ahead?: Koa.Middleware[];
 }
 
 /** Scopes the Gatehouse API accepts; the access token's scope is the requested scopes filtered to these. */
@@ -218,6 +224,7 @@ export function createProvider(settings: ProviderSettings): Provider {
     }
     await next();
   });
+  for (const middleware of settings.ahead ?? []) provider.use(middleware);
   provider.use(interactionRoutes(provider));
   provider.use(bridge.middleware(ROUTES.userinfo));
   return provider;

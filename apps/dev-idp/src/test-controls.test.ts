@@ -10,6 +10,7 @@ import {
   CookieJar,
   authorizationRequest,
   exchangeCode,
+  form,
   navigate,
   request,
   signIn,
@@ -150,6 +151,32 @@ describe('control endpoint', () => {
     await misbehave({ scope: 'two', mode: null });
     expect(await read('two')).toEqual({ mode: null, accessTokenTtlSeconds: 300 });
     expect((await misbehave({ scope: 'not a token', mode: null })).status).toBe(400);
+  });
+
+  it("gives a worker's token, revocation and UserInfo requests (no scope in their User-Agent) the scope of the sign-in they continue", async () => {
+    const page = { 'User-Agent': `Mozilla/5.0 ${TEST_CONTROL_SCOPE_AGENT}/worker` };
+    await misbehave({ scope: 'worker', mode: 'revocation-refuses-public', accessTokenTtlSeconds: 70 });
+    // The authorization request is the page's navigation; the token request, the vault's, names no scope.
+    const signedIn = await signIn(idp.issuer, 'alice', 'alice', {}, new CookieJar(page));
+    const tokens = await exchangeCode(idp.issuer, signedIn);
+    expect(tokens.expires_in).toBe(70);
+    const renewed = await tokenRequest(idp.issuer, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+    });
+    expect(((await renewed.json()) as { expires_in: number }).expires_in).toBe(70);
+    const revoked = await fetch(`${idp.issuer}/token/revocation`, {
+      ...form({ client_id: CLIENT_ID, token: tokens.access_token }),
+    });
+    expect(revoked.status).toBe(401);
+    await misbehave({ scope: 'worker', mode: 'userinfo-sub-mismatch' });
+    const userinfo = await fetch(`${idp.issuer}/me`, {
+      headers: { Authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect(((await userinfo.json()) as { sub: string }).sub).toBe('alice-other');
+    // Another browser's sign-in, on connections of its own, is not touched.
+    await misbehave({ scope: 'worker', mode: null });
+    expect((await signInForTokens(idp.issuer)).tokens.expires_in).toBe(300);
   });
 
   it('takes only application/json, even with the secret', async () => {

@@ -26,6 +26,10 @@ const SCOPE = /^[\w.-]{1,100}$/;
 const SCOPE_IN_AGENT = new RegExp(`\\b${TEST_CONTROL_SCOPE_AGENT}/([\\w.-]{1,100})`);
 /** Scopes kept at most: a test that never resets its own must not grow the provider without bound. */
 const MAX_SCOPES = 1_000;
+/** Sign-ins and tokens whose scope is remembered at most (for requests that cannot name it). */
+const MAX_HELD = 10_000;
+
+const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 /** Modes that rewrite the ID token in token endpoint responses. */
 const ID_TOKEN_MODES = [
@@ -123,8 +127,18 @@ function jsonObject(body: unknown): Record<string, unknown> | undefined {
     : undefined;
 }
 
+/**
+ * A form body read before the provider: oidc-provider reads an already-consumed body from `req.body`
+ * (it warns once that it did), so the text is left there for it.
+ */
+async function bodyText(ctx: Koa.Context): Promise<string> {
+  const req = ctx.req as IncomingMessage & { body?: unknown };
+  if (typeof req.body !== 'string') req.body = await readText(req);
+  return req.body as string;
+}
+
 /** Compares in constant time (through fixed-length digests), so timing tells nothing about the secret. */
-function sameSecret(given: string, secret: string): boolean {
+export function sameSecret(given: string, secret: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value).digest();
   return given.length > 0 && timingSafeEqual(digest(given), digest(secret));
 }
@@ -153,6 +167,13 @@ export class TestControls {
   readonly #scopes = new Map<string, ScopeState>();
   /** The scope of the request being handled, for what the provider asks outside the middleware (TTLs). */
   readonly #current = new AsyncLocalStorage<ScopeState>();
+  /**
+   * The scope of what a request may present without naming its scope: a sign-in's PKCE challenge
+   * (`pkce:`), an issued token's digest (`token:`).
+   */
+  readonly #held = new Map<string, string>();
+  /** The scope a connection's requests last presented, for its JWKS requests. */
+  readonly #bySocket = new WeakMap<object, string>();
   #rogue: Promise<SigningKey> | undefined;
 
   constructor(private readonly deps: TestControlsDeps) {}
@@ -181,9 +202,47 @@ export class TestControls {
     }
   }
 
-  #scopeOf(ctx: Koa.Context): ScopeState {
-    const scope = SCOPE_IN_AGENT.exec(ctx.get('User-Agent'))?.[1] ?? '';
-    return this.#scopes.get(scope) ?? BEHAVING;
+  /**
+   * The scope a request belongs to. A page's requests name it in their User-Agent; a worker's do not (a
+   * browser gives its shared workers its own User-Agent, not the one a test set for its pages), so the
+   * token, revocation and UserInfo requests of an app's token vault take the scope of what they present:
+   * the code verifier of a sign-in started in a scope, or a token issued in one. The worker's JWKS
+   * request, which presents nothing, takes the scope its connection last presented: a browser context
+   * (one test's) never shares its connections with another.
+   */
+  async #scopeNameOf(ctx: Koa.Context): Promise<string> {
+    const named = SCOPE_IN_AGENT.exec(ctx.get('User-Agent'))?.[1];
+    if (named !== undefined) return named;
+    const presented = await this.#presentedScope(ctx);
+    if (presented !== undefined) this.#bySocket.set(ctx.req.socket, presented);
+    if (presented !== undefined || ctx.path !== this.deps.routes.jwks) return presented ?? '';
+    // Only while that scope has settings: else the connection's JWKS requests are the unscoped ones.
+    const inherited = this.#bySocket.get(ctx.req.socket);
+    return inherited !== undefined && this.#scopes.has(inherited) ? inherited : '';
+  }
+
+  async #presentedScope(ctx: Koa.Context): Promise<string | undefined> {
+    if (this.#held.size === 0) return undefined;
+    const { routes } = this.deps;
+    if (ctx.method === 'POST' && (ctx.path === routes.token || ctx.path === routes.revocation)) {
+      const form = new URLSearchParams(await bodyText(ctx));
+      const verifier = form.get('code_verifier');
+      const presented = verifier
+        ? `pkce:${digest(verifier)}`
+        : `token:${digest(form.get('refresh_token') ?? form.get('token') ?? '')}`;
+      return this.#held.get(presented);
+    }
+    const token = /^(?:Bearer|DPoP) (\S+)$/i.exec(ctx.get('Authorization'))?.[1];
+    return token ? this.#held.get(`token:${digest(token)}`) : undefined;
+  }
+
+  #hold(key: string, scope: string): void {
+    this.#held.delete(key);
+    this.#held.set(key, scope);
+    for (const oldest of this.#held.keys()) {
+      if (this.#held.size <= MAX_HELD) break;
+      this.#held.delete(oldest);
+    }
   }
 
   middleware(): Koa.Middleware {
@@ -192,14 +251,19 @@ export class TestControls {
         await this.#control(ctx);
         return;
       }
-      const state = this.#scopeOf(ctx);
-      await this.#current.run(state, () => this.#handle(ctx, next, state));
+      const scope = await this.#scopeNameOf(ctx);
+      const state = this.#scopes.get(scope) ?? BEHAVING;
+      await this.#current.run(state, () => this.#handle(ctx, next, state, scope));
     };
   }
 
-  async #handle(ctx: Koa.Context, next: Koa.Next, state: ScopeState): Promise<void> {
+  async #handle(ctx: Koa.Context, next: Koa.Next, state: ScopeState, scope: string): Promise<void> {
     const { mode } = state.settings;
     const { routes } = this.deps;
+    const challenge = ctx.query.code_challenge;
+    if (scope && ctx.path === routes.authorization && typeof challenge === 'string') {
+      this.#hold(`pkce:${challenge}`, scope);
+    }
 
     if (mode?.startsWith('authorize-error:') && ctx.method === 'GET' && ctx.path === routes.authorization) {
       if (this.#authorizeError(ctx, mode.slice('authorize-error:'.length))) return;
@@ -236,6 +300,11 @@ export class TestControls {
 
     const body = jsonObject(ctx.body);
     if (ctx.status !== 200 || !body) return;
+    if (scope && ctx.path === routes.token) {
+      for (const token of [body.access_token, body.refresh_token]) {
+        if (typeof token === 'string') this.#hold(`token:${digest(token)}`, scope);
+      }
+    }
     if (ctx.path === routes.token && isIdTokenMode(mode) && typeof body.id_token === 'string') {
       replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode, state) });
     } else if (ctx.path === routes.jwks && state.rotated?.issued && Array.isArray(body.keys)) {
@@ -328,12 +397,7 @@ export class TestControls {
 
   /** Rejects refresh_token grants; other token requests continue to the provider with the body we had to read. */
   async #refreshFails(ctx: Koa.Context): Promise<boolean> {
-    const text = await readText(ctx.req);
-    if (new URLSearchParams(text).get('grant_type') !== 'refresh_token') {
-      // oidc-provider reads an already-consumed body from req.body (it warns once that it did).
-      (ctx.req as IncomingMessage & { body?: string }).body = text;
-      return false;
-    }
+    if (new URLSearchParams(await bodyText(ctx)).get('grant_type') !== 'refresh_token') return false;
     this.#refuse(ctx, 400, 'invalid_grant', 'refresh token rejected (test control refresh-fails)');
     return true;
   }

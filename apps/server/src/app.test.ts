@@ -64,7 +64,6 @@ describe('the app server', () => {
         clientId: 'gatehouse',
         scope: 'openid profile email offline_access',
         rolesClaim: 'roles',
-        tokenStore: 'session',
         extraQueryParams: {},
       },
       telemetry: {

@@ -12,7 +12,6 @@ describe('loadConfig', () => {
       clientId: 'gatehouse',
       scope: 'openid profile email offline_access',
       rolesClaim: 'roles',
-      tokenStore: 'session',
       audience: 'http://localhost:3000/api',
       extraQueryParams: {},
     });
@@ -24,13 +23,11 @@ describe('loadConfig', () => {
       OIDC_CLIENT_ID: 'abc',
       OIDC_AUDIENCE: 'https://api.example.com',
       OIDC_EXTRA_AUTH_PARAMS: 'audience=https://api.example.com',
-      OIDC_TOKEN_STORE: 'memory',
       PORT: '8080',
       PUBLIC_ORIGIN: 'https://app.example.com/',
     });
     expect(config.oidc.authority).toBe('https://tenant.eu.auth0.com/');
     expect(config.oidc.extraQueryParams).toEqual({ audience: 'https://api.example.com' });
-    expect(config.oidc.tokenStore).toBe('memory');
     expect(config.publicOrigin).toBe('https://app.example.com');
     expect(config.port).toBe(8080);
   });
@@ -72,7 +69,6 @@ describe('loadConfig', () => {
       loadConfig({
         OIDC_AUTHORITY: 'not a url',
         PORT: '70000',
-        OIDC_TOKEN_STORE: 'cookie',
         OIDC_SCOPE: 'profile email',
         TELEMETRY_CONSENT: 'maybe',
         APPLICATIONINSIGHTS_CONNECTION_STRING: 'IngestionEndpoint=https://x.example.com/',
@@ -85,7 +81,6 @@ describe('loadConfig', () => {
     for (const key of [
       'OIDC_AUTHORITY',
       'PORT',
-      'OIDC_TOKEN_STORE',
       'OIDC_SCOPE',
       'APPLICATIONINSIGHTS_CONNECTION_STRING',
       'TELEMETRY_CONSENT',

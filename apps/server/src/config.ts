@@ -241,7 +241,6 @@ export function loadConfig(env: Record<string, string | undefined>, { dev = fals
       clientId,
       scope: e.OIDC_SCOPE,
       rolesClaim: e.OIDC_ROLES_CLAIM,
-      tokenStore: e.OIDC_TOKEN_STORE,
       /** The audience the API accepts in access tokens. */
       audience: e.OIDC_AUDIENCE ?? (local ? `${publicOrigin}/api` : clientId),
       extraQueryParams: Object.fromEntries(new URLSearchParams(e.OIDC_EXTRA_AUTH_PARAMS ?? '')),

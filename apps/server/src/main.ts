@@ -50,6 +50,12 @@ async function main() {
         'addresses or ranges (docs/replicas.md)',
     );
   }
+  if (process.env.OIDC_TOKEN_STORE !== undefined) {
+    logger.warn(
+      'OIDC_TOKEN_STORE is no longer read: the browser keeps its tokens in the token vault, out of the ' +
+        "page's reach, whatever it says (docs/configuration.md); remove it",
+    );
+  }
   if (!shared && config.collector.token !== undefined) {
     logger.warn(
       'several replicas (COLLECTOR_TOKEN) without REDIS_URL: each keeps its own DPoP replay table and ' +

@@ -16,7 +16,6 @@ export function publicConfig(config: ServerConfig, authority: string): RuntimeCo
       clientId: config.oidc.clientId,
       scope: config.oidc.scope,
       rolesClaim: config.oidc.rolesClaim,
-      tokenStore: config.oidc.tokenStore,
       extraQueryParams: config.oidc.extraQueryParams,
     },
     telemetry: { connectionString: config.telemetry.connectionString, consent: config.telemetry.consent },

@@ -12,7 +12,6 @@ export const runtimeConfigSchema = z.object({
     clientId: z.string().check(z.minLength(1)),
     scope: z.string().check(z.minLength(1)),
     rolesClaim: z.string().check(z.minLength(1)),
-    tokenStore: z.enum(['session', 'memory']),
     extraQueryParams: z.record(z.string(), z.string()),
   }),
   telemetry: z.object({

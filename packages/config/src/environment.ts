@@ -124,7 +124,6 @@ export const environment = z.object({
     .default('openid profile email offline_access')
     .refine((scope) => scope.split(/\s+/).includes('openid'), 'must include "openid"'),
   OIDC_ROLES_CLAIM: z.string().trim().min(1).default('roles'),
-  OIDC_TOKEN_STORE: z.enum(['session', 'memory']).default('session'),
   OIDC_AUDIENCE: optionalText,
   OIDC_INTROSPECTION_CLIENT_ID: optionalText,
   OIDC_INTROSPECTION_CLIENT_SECRET: optionalText,

@@ -12,6 +12,9 @@ const base64url = (bytes: Buffer) => bytes.toString('base64url');
 export class CookieJar {
   readonly #cookies = new Map<string, string>();
 
+  /** `headers` go with every request of this browser (e.g. a User-Agent in a test-controls scope). */
+  constructor(readonly headers: Record<string, string> = {}) {}
+
   header(): string {
     return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
   }
@@ -32,6 +35,7 @@ export class CookieJar {
 /** One request as a browser would make it, minus redirects, which callers follow themselves. */
 export async function request(jar: CookieJar, url: string | URL, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
+  for (const [name, value] of Object.entries(jar.headers)) if (!headers.has(name)) headers.set(name, value);
   const cookies = jar.header();
   if (cookies) headers.set('Cookie', cookies);
   const response = await fetch(url, { ...init, headers, redirect: 'manual' });
@@ -112,8 +116,8 @@ export async function signIn(
   username = 'alice',
   password = username,
   params: Record<string, string> = {},
+  jar = new CookieJar(),
 ): Promise<SignedIn> {
-  const jar = new CookieJar();
   const auth = authorizationRequest(issuer, params);
   const loginPage = await navigate(jar, auth.url);
   if (loginPage.kind !== 'page') throw new Error(`expected the login page, got ${loginPage.url.href}`);

@@ -29,7 +29,8 @@ function renderFor(state: AuthState, navigation = links, children: ReactNode = '
     signIn: vi.fn(),
     signOut: vi.fn(),
     completeSignIn: vi.fn(),
-    getAccessToken: () => Promise.resolve(null),
+    fetchApi: vi.fn(),
+    renew: vi.fn(() => Promise.resolve(false)),
   } as unknown as AuthSession;
   render(
     <AuthProvider loadSession={() => Promise.resolve(session)}>

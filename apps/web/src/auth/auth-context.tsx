@@ -17,14 +17,10 @@ export interface Auth {
   signIn: (returnTo?: string, trigger?: SignInTrigger) => Promise<void>;
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
-  /** A fresh access token for Gatehouse's own API, or null when signed out. */
-  getAccessToken: () => Promise<string | null>;
-  /** The headers that authorize one API request: bearer, or DPoP with a proof; null when signed out. */
-  authorize: AuthSession['authorize'];
-  /** Reads what an API answer says for the next requests (a DPoP nonce). */
-  sawApiAnswer: AuthSession['sawApiAnswer'];
-  /** Renews the tokens now (after the API refused one with 401); getAccessToken then has the new one. */
-  renew: () => Promise<void>;
+  /** One call of Gatehouse's own API with the session's authorization (the token vault adds it). */
+  fetchApi: AuthSession['fetchApi'];
+  /** Renews the tokens now (after the API refused one with 401); true when a session remains. */
+  renew: () => Promise<boolean>;
 }
 
 const AuthContext = createContext<Auth | null>(null);
@@ -109,9 +105,7 @@ export function AuthProvider({
       signIn: async (returnTo = '/', trigger) => (await loadSession()).signIn(returnTo, trigger),
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
-      getAccessToken: async () => (await loadSession()).getAccessToken(),
-      authorize: async (request) => (await loadSession()).authorize(request),
-      sawApiAnswer: (response) => void loadSession().then((loaded) => loaded.sawApiAnswer(response)),
+      fetchApi: async (request) => (await loadSession()).fetchApi(request),
       renew: async () => (await loadSession()).renew(),
     }),
     [loadSession],

@@ -15,10 +15,8 @@ function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): Au
     signIn: vi.fn(() => Promise.resolve()),
     signOut: vi.fn(() => Promise.resolve('leaving' as const)),
     completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
-    getAccessToken: vi.fn(() => Promise.resolve(null)),
-    authorize: vi.fn(() => Promise.resolve(null)),
-    sawApiAnswer: vi.fn(),
-    renew: vi.fn(() => Promise.resolve()),
+    fetchApi: vi.fn(() => Promise.reject(new Error('No API in these tests.'))),
+    renew: vi.fn(() => Promise.resolve(false)),
     ...overrides,
   };
 }

@@ -1,5 +1,6 @@
 import type { SignInTrigger } from '@gatehouse/api-contract';
 import type { AuthErrorCode } from './auth-error';
+import type { ApiAnswer, ApiRequest } from './token-vault';
 
 /** Who is signed in, as features see it: claims only, never tokens. */
 export interface AuthUser {
@@ -11,7 +12,7 @@ export interface AuthUser {
   roles: string[];
   /** Epoch seconds when the access token expires. */
   expiresAt: number;
-  /** Epoch seconds when this tab plans to renew it, or null when it cannot be renewed. */
+  /** Epoch seconds when the tokens are to be renewed, or null when they cannot be. */
   renewsAt: number | null;
 }
 
@@ -35,8 +36,9 @@ export type AuthState =
 export type SignOutOutcome = 'leaving' | 'signed-out';
 
 /**
- * What the callback came to: signed in, failed with a sentence, or a new sign-in already under way
- * (the provider refused a scope it does not list, and the request goes again without it).
+ * What the callback came to: done (go to `returnTo`: signed in, or, for a session restore the provider
+ * refused, signed out with a notice), failed with a sentence, or a new sign-in already under way (the
+ * provider refused a scope it does not list, and the request goes again without it).
  */
 export type CallbackResult =
   { ok: true; returnTo: string } | { ok: false; error: AuthNotice } | { ok: false; retrying: true };
@@ -49,11 +51,11 @@ export interface AuthSession {
   signIn: (returnTo: string, trigger?: SignInTrigger) => Promise<void>;
   signOut: () => Promise<SignOutOutcome>;
   completeSignIn: (url: string) => Promise<CallbackResult>;
-  getAccessToken: () => Promise<string | null>;
-  /** The headers that authorize one API request (bearer, or DPoP with a proof); null when signed out. */
-  authorize: (request: { url: string; method: string }) => Promise<Record<string, string> | null>;
-  /** Reads what an API answer says for the next requests (a DPoP nonce). */
-  sawApiAnswer: (response: Pick<Response, 'headers'>) => void;
-  /** Renews the tokens now, e.g. after the API refused the access token (401); never throws. */
-  renew: () => Promise<void>;
+  /**
+   * One call of the app's own API with the session's authorization (added out of the page's reach, by
+   * the token vault); without a session, the call goes without.
+   */
+  fetchApi: (request: ApiRequest) => Promise<ApiAnswer>;
+  /** Renews the tokens now, e.g. after the API refused the access token (401); true when a session remains. */
+  renew: () => Promise<boolean>;
 }

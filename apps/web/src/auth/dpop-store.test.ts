@@ -1,7 +1,7 @@
-import { IDBFactory } from 'fake-indexeddb';
+import { IDBFactory, IDBObjectStore } from 'fake-indexeddb';
 import { DPoPState, IndexedDbDPoPStore } from 'oidc-client-ts';
 import { describe, expect, it, vi } from 'vitest';
-import { IndexedDbKeyStore } from './dpop-store';
+import { IndexedDbKeyStore, canKeepKeys } from './dpop-store';
 
 const keyPair = () =>
   crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
@@ -66,5 +66,25 @@ describe('IndexedDbKeyStore', () => {
       deletion.onblocked = () => reject(new Error('blocked by the open connection'));
     });
     expect(await store.getAllKeys()).toEqual([]);
+  });
+});
+
+describe('canKeepKeys', () => {
+  it('says yes where IndexedDB keeps a CryptoKey, and leaves nothing behind', async () => {
+    const factory = new IDBFactory();
+    expect(await canKeepKeys(factory)).toBe(true);
+    expect(await new IndexedDbKeyStore(factory).getAllKeys()).toEqual([]);
+  });
+
+  it('says no where storing a CryptoKey fails (WebKit, from a worker)', async () => {
+    const factory = new IDBFactory();
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('cannot serialize a CryptoKey here', 'DataCloneError');
+    });
+    try {
+      expect(await canKeepKeys(factory)).toBe(false);
+    } finally {
+      put.mockRestore();
+    }
   });
 });

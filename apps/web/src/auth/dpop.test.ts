@@ -9,23 +9,8 @@ import {
 } from 'jose';
 import type { DPoPState } from 'oidc-client-ts';
 import { describe, expect, it } from 'vitest';
-import { dpopOffered, DpopKey, type DpopStore } from './dpop';
-
-/** IndexedDB stands in as a Map: the shape oidc-client-ts's IndexedDbDPoPStore has. */
-function memoryStore(): DpopStore & { entries: Map<string, DPoPState> } {
-  const entries = new Map<string, DPoPState>();
-  return {
-    entries,
-    set: (key, value) => Promise.resolve(void entries.set(key, value)),
-    get: (key) => Promise.resolve(entries.get(key) as DPoPState),
-    remove: (key) => {
-      const value = entries.get(key) as DPoPState;
-      entries.delete(key);
-      return Promise.resolve(value);
-    },
-    getAllKeys: () => Promise.resolve([...entries.keys()]),
-  };
-}
+import { dpopOffered, DpopKey } from './dpop';
+import { memoryDpopStore as memoryStore } from './dpop-store';
 
 const sha256 = async (text: string) =>
   base64url.encode(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));

@@ -1,34 +1,23 @@
 import type { SignInStep, SignInTrigger } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
-import { InMemoryWebStorage, User } from 'oidc-client-ts';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
-import { DpopKey, type DpopStore } from './dpop';
-import { IndexedDbKeyStore } from './dpop-store';
-import { validateIdToken } from './id-token';
+import { dpopOffered } from './dpop';
 import { isAuthorizationError, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
-import { describeUser, isBound, userFrom } from './session-user';
-import { writeSessionHint } from './session-hint';
+import { describeUser } from './session-user';
+import { readSessionHint, writeSessionHint } from './session-hint';
 import { SignInTelemetry, type ReportSignInEvent } from './sign-in-telemetry';
-import { TabSync, type TabMessage } from './tab-sync';
-import { TokenRenewal } from './token-renewal';
-import { telemetry } from '../telemetry/telemetry';
+import { broadcastSignals, type TabSignal, type TabSignals } from './tab-signals';
+import { VaultError, type ApiAnswer, type ApiRequest, type VaultEvent, type VaultUser } from './token-vault';
+import type { Vault } from './vault-protocol';
+import { telemetry, type ApiCallTracker } from '../telemetry/telemetry';
 
 type OidcConfig = RuntimeConfig['oidc'];
 
-const USER_KEY = 'gatehouse.session';
-/** How long a new tab waits for another tab to share its session. */
-const SESSION_ASK_MS = 150;
-/**
- * How long sign-out waits for the refresh token's revocation before it goes on to the provider. The
- * request carries on after the page has gone (keepalive); waiting a little only lets a refusal be
- * reported in this page's console.
- */
-const REVOCATION_GRACE_MS = 500;
 /** Scopes the provider refused in this tab (`invalid_scope`) and sign-in does without. */
 const REFUSED_SCOPES_KEY = 'gatehouse.refused-scopes';
 
@@ -38,23 +27,39 @@ export interface SessionEnvironment {
   replaceUrl: (url: string) => void;
   sessionStorage: Storage;
   now: () => number;
-  /** Where the browser's DPoP key lives (IndexedDB); without it, tokens are never sender-constrained. */
-  dpopStore?: DpopStore | undefined;
+  /** The token vault: the OAuth client that holds the tokens, out of the page's reach. */
+  vault: Vault;
+  /** What the app's other tabs say of the session (tab-signals.ts); none: this tab is alone. */
+  tabs?: TabSignals | undefined;
   /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
   leavingFor?: ((url: string) => void) | undefined;
   /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
   reportSignIn?: ReportSignInEvent | undefined;
+  /** Reports each API call as a dependency, with the trace context it sends (the telemetry facade). */
+  trackApiCall?: ApiCallTracker | undefined;
 }
 
-const browserEnvironment = (): SessionEnvironment => ({
-  location: window.location,
-  replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
-  sessionStorage: window.sessionStorage,
-  now: () => Date.now(),
-  dpopStore: typeof indexedDB === 'undefined' ? undefined : new IndexedDbKeyStore(),
-  leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
-  reportSignIn: ({ name, properties, measurements }) => telemetry.trackEvent(name, properties, measurements),
-});
+async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironment> {
+  const { WorkerVault } = await import('./vault-client');
+  return {
+    location: window.location,
+    replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
+    sessionStorage: window.sessionStorage,
+    now: () => Date.now(),
+    vault: new WorkerVault(),
+    tabs:
+      typeof BroadcastChannel === 'function'
+        ? broadcastSignals(new BroadcastChannel(`gatehouse-session:${config.clientId}`))
+        : undefined,
+    leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
+    reportSignIn: ({ name, properties, measurements }) =>
+      telemetry.trackEvent(name, properties, measurements),
+    trackApiCall: telemetry.apiCall,
+  };
+}
+
+/** How long a new tab takes another tab's `here` as the answer to its question. */
+const ASK_TABS_MS = 2_000;
 
 const signedOutElsewhere: AuthNotice = {
   code: 'signed_out_elsewhere',
@@ -64,6 +69,14 @@ const providerSessionRemains: AuthNotice = {
   code: 'provider_session_remains',
   message:
     'You are signed out of this app, but your identity provider offers no way to sign out there, so your session at the provider may remain until you close the browser.',
+};
+const sessionExpired: AuthNotice = {
+  code: 'session_expired',
+  message: 'Your session has expired. Sign in again to continue.',
+};
+const renewalFailed: AuthNotice = {
+  code: 'renewal_failed',
+  message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
 };
 
 /** Entry point of the lazily loaded auth chunk. */
@@ -78,7 +91,7 @@ export async function createAuthSession(): Promise<AuthSession> {
       }),
     );
   }
-  const session = new OidcSession(config, browserEnvironment());
+  const session = new OidcSession(config, await browserEnvironment(config));
   // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
   session.prefetchDiscovery();
   await session.start();
@@ -93,34 +106,37 @@ function unavailableSession(error: AuthError): AuthSession {
     signIn: () => Promise.reject(error),
     signOut: () => Promise.resolve('signed-out'),
     completeSignIn: () => Promise.resolve({ ok: false, error: { code: error.code, message: error.message } }),
-    getAccessToken: () => Promise.resolve(null),
-    authorize: () => Promise.resolve(null),
-    sawApiAnswer: () => undefined,
-    renew: () => Promise.resolve(),
+    fetchApi: () => Promise.reject(error),
+    renew: () => Promise.resolve(false),
   };
 }
 
+/** What a pending sign-in request keeps in its state (oidc-client-ts's `state.data`). */
+interface RequestData {
+  returnTo: string;
+  scope: string;
+  nonce: string;
+  /** A top-level `prompt=none` request that restores a session the vault no longer holds. */
+  restore?: boolean;
+}
+
 /**
- * The browser's OpenID Connect session: authorization code + PKCE (S256) through oidc-client-ts,
- * plus what it leaves to the application: ID token signature and claim validation (jose), the
- * issuer check against discovery, one-time callback processing, renewal by a single leader tab,
- * and cross-tab sign-in and sign-out.
+ * The browser's OpenID Connect session, as the page runs it: the authorization request (code + PKCE S256,
+ * the nonce, the DPoP key's thumbprint) and the end-session request through oidc-client-ts, the callback's
+ * state, the user's claims, the sign-in telemetry and what the UI shows. The tokens are not here: the token
+ * vault (token-vault.ts, in a worker) redeems the code, holds, renews and revokes them and makes the API
+ * calls, so no script in the page can read one (ADR 0117).
  */
 export class OidcSession implements AuthSession {
   private state: AuthState = { status: 'loading' };
   private readonly listeners = new Set<() => void>();
-  private user: User | null = null;
+  private user: VaultUser | null = null;
   private readonly provider: ProviderClient;
-  private readonly dpopKey: DpopKey | undefined;
-  /** The deletion of the key at the last sign-out, awaited before the page leaves. */
-  private keyRemoval: Promise<void> = Promise.resolve();
-  /** The API's latest DPoP nonce (RFC 9449 9), sent in the next proofs. */
-  private apiNonce: string | undefined;
-  private readonly tokens: Storage;
-  private readonly sync: TabSync;
-  private readonly renewal: TokenRenewal<User>;
   private readonly callbacks = new Map<string, Promise<CallbackResult>>();
   private readonly journey: SignInTelemetry;
+  private readonly vault: Vault;
+  /** Until when (epoch ms) a `here` from another tab answers this one's question at start. */
+  private askingTabsUntil = 0;
   /** The sign-in on its way to the provider, if any. */
   private signingIn: Promise<void> | undefined;
 
@@ -128,57 +144,81 @@ export class OidcSession implements AuthSession {
     private readonly config: OidcConfig,
     private readonly env: SessionEnvironment,
   ) {
-    this.tokens = config.tokenStore === 'memory' ? new InMemoryWebStorage() : env.sessionStorage;
-    this.dpopKey = env.dpopStore ? new DpopKey(env.dpopStore, config.clientId) : undefined;
+    this.vault = env.vault;
     this.journey = new SignInTelemetry(env.reportSignIn ?? (() => false), env.sessionStorage, env.now);
     this.provider = new ProviderClient(
       config,
       { origin: env.location.origin, sessionStorage: env.sessionStorage },
-      this.dpopKey,
+      undefined,
     );
-    this.sync = new TabSync((message) => this.onTabMessage(message));
-    this.renewal = new TokenRenewal<User>(
-      {
-        current: () => this.user,
-        refresh: (user) => this.provider.refresh(user),
-        renewed: (user) => {
-          this.journey.renewal('succeeded');
-          this.store(user);
-          this.sync.post({ type: 'session', user: user.toStorageString() });
-        },
-        failed: (error) => {
-          this.journey.renewal('failed', error);
-          this.journey.sessionEnded('renewal-failed');
-          const notice: AuthNotice = {
-            code: 'renewal_failed',
-            message:
-              'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
-          };
-          this.forget({ status: 'signed-out', notice });
-          this.sync.post({ type: 'session', user: null, notice });
-        },
-        askLeader: () => this.sync.post({ type: 'renew-request' }),
-        now: () => this.env.now(),
-      },
-      this.sync,
-    );
+    this.vault.listen((event, report) => this.onVaultEvent(event, report));
+    env.tabs?.listen((signal) => void this.onTabSignal(signal));
   }
 
   /**
-   * A session of this tab, else one another tab shares. On the redirect URI the state stays `loading`
-   * instead: the callback brings the session, and asking the other tabs would only delay it.
+   * The vault's session (another tab's, or this tab's before a reload while the vault lived on), else a
+   * session this tab had, restored through the provider (a top-level `prompt=none` request: the vault
+   * keeps no token where the page could read it, so a vault that has stopped has nothing), else none. On
+   * the redirect URI the state stays `loading` instead: the callback brings the session.
    */
   async start(): Promise<void> {
     if (!this.onCallback()) this.journey.abandoned();
     await this.finishSignOut();
-    const stored = this.tokens.getItem(USER_KEY);
-    if (stored) this.adopt(stored);
-    else if (!this.onCallback()) {
-      const shared = await this.sync.askForSession(SESSION_ASK_MS);
-      if (shared) this.adopt(shared);
-      else this.setState({ status: 'signed-out' });
+    if (this.onCallback()) return;
+    const held = await this.vault.call('current').catch(() => null);
+    if (held) {
+      this.show(held);
+      return;
     }
-    this.renewal.start();
+    if (readSessionHint(this.env.sessionStorage, this.env.now())) {
+      await this.restore();
+      return;
+    }
+    this.setState({ status: 'signed-out' });
+    // A tab of a browser that gives it a vault of its own: is another tab signed in?
+    this.askingTabsUntil = this.env.now() + ASK_TABS_MS;
+    this.env.tabs?.send('who');
+  }
+
+  /**
+   * Brings the session back through the provider (a top-level `prompt=none` request and back): the
+   * vault has none, but the browser said there is one. A provider that wants the user to log in again
+   * ends it with "session expired".
+   */
+  private async restore(): Promise<void> {
+    const { pathname, search, hash } = new URL(this.env.location.href);
+    try {
+      // The hint keeps the signed-in UI on screen while the browser goes to the provider and back.
+      await this.redirectToProvider(`${pathname}${search}${hash}`, { restore: true });
+    } catch {
+      // The provider cannot be reached: signed out, with the notice signIn set.
+      writeSessionHint(this.env.sessionStorage, null);
+    }
+  }
+
+  /**
+   * Another tab's signal (tab-signals.ts). Where the tabs share the vault, its own events have already
+   * said the same, and these change nothing; where each tab has its own, a tab signed out here follows a
+   * sign-in elsewhere through the provider, and a sign-out elsewhere ends this tab's session too.
+   */
+  private async onTabSignal(signal: TabSignal): Promise<void> {
+    if (signal === 'who') {
+      if (this.user) this.env.tabs?.send('here');
+      return;
+    }
+    if (signal === 'signed-out') {
+      if (!this.user || this.state.status !== 'signed-in') return;
+      this.journey.sessionEnded('other-tab');
+      this.forget({ status: 'signed-out', notice: signedOutElsewhere });
+      // This tab's own tokens, where it has a vault of its own: revoked (the provider session is over).
+      await this.vault.call('signOut').catch(() => undefined);
+      return;
+    }
+    const asked = signal === 'signed-in' || this.env.now() <= this.askingTabsUntil;
+    if (!asked || this.state.status !== 'signed-out' || this.onCallback() || this.signingIn) return;
+    const held = await this.vault.call('current').catch(() => null);
+    if (held) this.show(held);
+    else if (this.state.status === 'signed-out') await this.restore();
   }
 
   /** Fetches discovery (once; a failure is tried again when it is next needed). */
@@ -222,24 +262,25 @@ export class OidcSession implements AuthSession {
     }
   }
 
-  private async redirectToProvider(returnTo: string): Promise<void> {
+  private async redirectToProvider(returnTo: string, options: { restore?: boolean } = {}): Promise<void> {
     try {
       await this.provider.checkIssuer();
       const metadata = await this.provider.metadata();
       const scope = requestedScope(this.config.scope, metadata.scopes_supported, this.refusedScopes());
       // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
-      // is ours (id-token.ts), with its own typed error.
+      // is ours (id-token.ts, in the vault), with its own typed error.
       const nonce = randomToken();
-      const client = await this.provider.tokenClient();
-      const request = await client.createSigninRequest({
+      // RFC 9449 10: the code is bound to the vault's key, so only the vault can redeem it.
+      const dpopJkt = dpopOffered(metadata) ? await this.vault.call('thumbprint') : null;
+      const data: RequestData = { returnTo: safeReturnTo(returnTo), scope, nonce };
+      if (options.restore) data.restore = true;
+      const request = await this.provider.client.createSigninRequest({
         request_type: 'si:r',
         scope,
-        // RFC 9449 10: the code is bound to the key, so only this browser can redeem it.
-        ...(client === this.provider.client || !this.dpopKey
-          ? {}
-          : { dpopJkt: await this.dpopKey.thumbprint() }),
+        ...(options.restore ? { prompt: 'none' } : {}),
+        ...(dpopJkt ? { dpopJkt } : {}),
         extraQueryParams: { ...this.config.extraQueryParams, nonce },
-        state: { returnTo: safeReturnTo(returnTo), scope, nonce },
+        state: data,
       });
       this.env.leavingFor?.(request.url);
       this.env.location.assign(request.url);
@@ -262,21 +303,21 @@ export class OidcSession implements AuthSession {
   }
 
   private async processCallback(url: string): Promise<CallbackResult> {
-    // The key store's connection opens while discovery and the keys are fetched, not when the code
-    // exchange's proof is signed.
-    this.dpopKey?.warm();
-    let returnTo = '/';
-    let requested = '';
+    let data: Partial<RequestData> = {};
     let stage: SignInStep = 'return';
-    this.journey.returned();
+    let stateId: string | undefined;
+    let returned = false;
+    const markReturned = () => {
+      returned = true;
+      if (!data.restore) this.journey.returned();
+    };
     try {
-      let nonce: unknown;
+      let saved: string;
       try {
         const { state } = await this.provider.client.readSigninResponseState(url);
-        const data = state.data as { returnTo?: unknown; scope?: unknown; nonce?: unknown } | undefined;
-        nonce = data?.nonce;
-        returnTo = safeReturnTo(data?.returnTo);
-        requested = typeof data?.scope === 'string' ? data.scope : '';
+        data = state.data ?? {};
+        stateId = state.id;
+        saved = state.toStorageString();
       } catch (cause) {
         throw new AuthError(
           'state_mismatch',
@@ -284,6 +325,8 @@ export class OidcSession implements AuthSession {
           { cause },
         );
       }
+      markReturned();
+      const nonce = data.nonce;
       // signIn always keeps one: a state without it was not made by this app, so the ID token's
       // nonce (OpenID Connect Core 3.1.3.7, 11) would go unchecked. Refused before the code is redeemed.
       if (typeof nonce !== 'string' || nonce === '') {
@@ -293,51 +336,58 @@ export class OidcSession implements AuthSession {
         );
       }
       stage = 'redeem';
-      await this.provider.checkIssuer();
-      // The keys come while the code is exchanged, so checking the ID token adds no round trip after it.
-      this.provider.jwks.prefetch().catch(() => undefined);
-      const response = await (await this.provider.tokenClient()).processSigninResponse(url);
-      this.journey.redeemed();
-      stage = 'id-token';
-      if (!response.id_token) {
-        throw new AuthError('id_token_invalid', 'The identity provider did not return an ID token.');
+      const user = await this.vault.call('redeem', { url, state: saved, nonce });
+      if (data.restore) this.journey.renewal('succeeded');
+      else {
+        this.journey.redeemed();
+        this.journey.signedIn();
       }
-      const [claims, userInfo] = await Promise.all([
-        validateIdToken(response.id_token, this.provider.jwks, {
-          issuer: this.config.authority,
-          clientId: this.config.clientId,
-          nonce,
-        }),
-        this.provider.userInfo(response),
-      ]);
-      const user = userFrom(response, claims.sub, userInfo);
-      this.store(user);
-      this.sync.post({ type: 'session', user: user.toStorageString() });
-      this.journey.signedIn();
-      return { ok: true, returnTo };
+      this.show(user);
+      return { ok: true, returnTo: safeReturnTo(data.returnTo) };
     } catch (error) {
-      const optional = optionalScopeIn(requested);
-      if (isAuthorizationError(error, 'invalid_scope') && optional && !this.refusedScopes().has(optional)) {
-        // A provider that does not know offline_access (and does not say so in its discovery): once
-        // more without it. Many such providers issue a refresh token all the same.
-        this.env.sessionStorage.setItem(
-          REFUSED_SCOPES_KEY,
-          JSON.stringify([...this.refusedScopes(), optional]),
-        );
-        try {
-          // The same journey: it goes on at the provider, with its start time and trigger.
-          await this.redirectToProvider(returnTo);
-          return { ok: false, retrying: true };
-        } catch {
-          // signIn has set the notice; the user reads it below.
-        }
-      }
-      this.journey.failed(error, stage);
-      const authError = toAuthError(error);
-      const notice = { code: authError.code, message: authError.message };
-      if (!this.user) this.setState({ status: 'signed-out', notice });
-      return { ok: false, error: notice };
+      if (!returned) markReturned();
+      return this.callbackFailed(error, stage, data);
+    } finally {
+      // One use only: the pending request is gone whatever came of it.
+      if (stateId) await this.provider.client.settings.stateStore.remove(stateId).catch(() => undefined);
     }
+  }
+
+  private async callbackFailed(
+    error: unknown,
+    stage: SignInStep,
+    data: Partial<RequestData>,
+  ): Promise<CallbackResult> {
+    const returnTo = safeReturnTo(data.returnTo);
+    const step = error instanceof VaultError ? error.failure.step : stage;
+    if (data.restore) {
+      // The provider would not restore the session without the user: signed out, back where they were.
+      this.journey.renewal('failed', error);
+      this.journey.sessionEnded('expiry');
+      this.forget({ status: 'signed-out', notice: sessionExpired });
+      return { ok: true, returnTo };
+    }
+    const optional = optionalScopeIn(typeof data.scope === 'string' ? data.scope : '');
+    if (refusedScope(error) && optional && !this.refusedScopes().has(optional)) {
+      // A provider that does not know offline_access (and does not say so in its discovery): once
+      // more without it. Many such providers issue a refresh token all the same.
+      this.env.sessionStorage.setItem(
+        REFUSED_SCOPES_KEY,
+        JSON.stringify([...this.refusedScopes(), optional]),
+      );
+      try {
+        // The same journey: it goes on at the provider, with its start time and trigger.
+        await this.redirectToProvider(returnTo);
+        return { ok: false, retrying: true };
+      } catch {
+        // redirectToProvider has set the notice; the user reads it below.
+      }
+    }
+    this.journey.failed(error, step);
+    const authError = toAuthError(error);
+    const notice = { code: authError.code, message: authError.message };
+    if (!this.user) this.setState({ status: 'signed-out', notice });
+    return { ok: false, error: notice };
   }
 
   private refusedScopes(): Set<string> {
@@ -350,11 +400,11 @@ export class OidcSession implements AuthSession {
   }
 
   /**
-   * Signs out: the tokens go at once (in every tab), the refresh token is revoked without waiting for
-   * it, and the browser goes to the provider's end-session endpoint (OpenID Connect RP-Initiated
-   * Logout 1.0, 2: `id_token_hint`, `client_id`, `post_logout_redirect_uri` and `state`). Until it
-   * has gone the state is `signing-out`, so no route guard starts a new sign-in meanwhile. A provider
-   * without an end-session endpoint leaves its own session as it is, and the user is told so.
+   * Signs out: the vault forgets the tokens at once (every tab hears it) and revokes the refresh token,
+   * and the browser goes to the provider's end-session endpoint (OpenID Connect RP-Initiated Logout 1.0,
+   * 2: `id_token_hint`, `client_id`, `post_logout_redirect_uri` and `state`). Until it has gone the state
+   * is `signing-out`, so no route guard starts a new sign-in meanwhile. A provider without an end-session
+   * endpoint leaves its own session as it is, and the user is told so.
    */
   async signOut(): Promise<SignOutOutcome> {
     const user = this.user;
@@ -366,10 +416,14 @@ export class OidcSession implements AuthSession {
     }
     this.journey.sessionEnded('sign-out');
     this.forget({ status: 'signing-out' });
-    this.sync.post({ type: 'session', user: null, notice: signedOutElsewhere });
-    const revocation = this.provider.revoke(user);
-    // The key's deletion must finish before the page leaves for the provider, or IndexedDB drops it.
-    await Promise.all([cleared, this.keyRemoval]);
+    this.env.tabs?.send('signed-out');
+    const [{ idToken, warning }] = await Promise.all([
+      this.vault.call('signOut').catch(() => ({ idToken: undefined, warning: undefined })),
+      cleared,
+    ]);
+    // The refresh token stays valid until it expires: the developer should know (the vault's console is
+    // not the page's).
+    if (warning) console.warn(`Gatehouse: ${warning}`);
     let endSession: string | undefined;
     try {
       endSession = await this.provider.client.metadataService.getEndSessionEndpoint();
@@ -377,10 +431,9 @@ export class OidcSession implements AuthSession {
       // The provider cannot be reached: the local session is gone, which is what the user asked for.
     }
     if (endSession) {
-      await Promise.race([revocation, delay(REVOCATION_GRACE_MS)]);
       try {
         const request = await this.provider.client.createSignoutRequest({
-          ...(user.id_token === undefined ? {} : { id_token_hint: user.id_token }),
+          ...(idToken === undefined ? {} : { id_token_hint: idToken }),
           client_id: this.config.clientId,
           state: { at: this.env.now() },
         });
@@ -391,42 +444,39 @@ export class OidcSession implements AuthSession {
         // As above: fall through to a local sign-out.
       }
     }
-    await revocation;
     this.setState({
       status: 'signed-out',
-      ...(endSession === undefined && user.id_token ? { notice: providerSessionRemains } : {}),
+      ...(endSession === undefined && idToken ? { notice: providerSessionRemains } : {}),
     });
     return 'signed-out';
   }
 
-  async getAccessToken(): Promise<string | null> {
-    await this.renewal.ensureFresh();
-    return this.user?.access_token ?? null;
-  }
-
   /**
-   * The headers that authorize one API request: `Authorization: DPoP` and a fresh proof for this
-   * method and URL (RFC 9449 7.1) when the tokens are bound to this browser's key, else the bearer
-   * token (RFC 6750 2.1); null when signed out.
+   * One call of the app's API, made by the vault with the session's authorization; reported as a
+   * dependency with the W3C trace context it carries, as the SDK reports the page's own fetches.
    */
-  async authorize(request: { url: string; method: string }): Promise<Record<string, string> | null> {
-    const token = await this.getAccessToken();
-    const user = this.user;
-    if (!token || !user) return null;
-    if (!isBound(user) || !this.dpopKey) return { Authorization: `Bearer ${token}` };
-    const proof = await this.dpopKey.proof({ ...request, accessToken: token, nonce: this.apiNonce });
-    return { Authorization: `DPoP ${token}`, DPoP: proof };
+  async fetchApi(request: ApiRequest): Promise<ApiAnswer> {
+    const call = this.env.trackApiCall?.(request.url, request.method);
+    const headers: [string, string][] = call
+      ? [...request.headers, ['traceparent', call.traceparent]]
+      : request.headers;
+    try {
+      const answer = await this.vault.call('fetchApi', { ...request, headers });
+      call?.done(answer.status);
+      return answer;
+    } catch (error) {
+      call?.done(0);
+      throw error;
+    }
   }
 
-  /** Keeps the nonce an API answer offers for the next proofs (RFC 9449 9: any answer may carry one). */
-  sawApiAnswer(response: Pick<Response, 'headers'>): void {
-    this.apiNonce = response.headers.get('DPoP-Nonce') ?? this.apiNonce;
-  }
-
-  /** Renews the tokens now (in the leader tab); for an API call the server refused with 401. */
-  async renew(): Promise<void> {
-    if (this.sync.leader) await this.renewal.renew();
-    else await this.renewal.ensureFresh();
+  /** Renews the tokens now (the API refused them with 401); true when a session remains. */
+  async renew(): Promise<boolean> {
+    try {
+      return (await this.vault.call('renew')) !== null;
+    } catch {
+      return false;
+    }
   }
 
   // --- internals ---
@@ -454,64 +504,54 @@ export class OidcSession implements AuthSession {
     for (const listener of this.listeners) listener();
   }
 
-  private adopt(serialized: string): void {
-    const user = User.fromStorageString(serialized);
-    if (user.expired && !user.refresh_token) {
-      this.journey.sessionEnded('expiry');
-      this.forget({
-        status: 'signed-out',
-        notice: { code: 'session_expired', message: 'Your session has expired. Sign in again to continue.' },
-      });
+  /** What the vault announced: a session (a sign-in or a renewal, here or in another tab), or its end. */
+  private onVaultEvent(event: VaultEvent, report: boolean): void {
+    if (this.state.status === 'signing-out') return;
+    if (event.type === 'session') {
+      if (event.cause === 'renewed' && report) this.journey.renewal('succeeded');
+      this.show(event.user);
       return;
     }
-    this.store(user);
+    if (!this.user) return;
+    if (event.cause === 'renewal-failed') {
+      if (report) {
+        this.journey.renewal('failed', event.failure ? new VaultError(event.failure) : undefined);
+        this.journey.sessionEnded('renewal-failed');
+      } else this.journey.sessionEnded('other-tab');
+      this.forget({ status: 'signed-out', notice: renewalFailed });
+      return;
+    }
+    this.journey.sessionEnded('other-tab');
+    this.forget({ status: 'signed-out', notice: signedOutElsewhere });
   }
 
-  private store(user: User): void {
+  private show(user: VaultUser): void {
+    if ((user.expires_at ?? Infinity) <= this.env.now() / 1000 && !user.renewable) {
+      this.journey.sessionEnded('expiry');
+      this.forget({ status: 'signed-out', notice: sessionExpired });
+      return;
+    }
+    const arriving = this.state.status !== 'signed-in';
     this.user = user;
-    this.tokens.setItem(USER_KEY, user.toStorageString());
-    this.renewal.schedule();
-    const described = describeUser(user, this.config, this.renewal.renewsAt);
-    // Only where the tokens themselves survive a reload: the memory store keeps nothing in storage.
-    if (this.config.tokenStore === 'session') writeSessionHint(this.env.sessionStorage, described);
+    const described = describeUser(user, this.config, user.renewsAt);
+    writeSessionHint(this.env.sessionStorage, described);
     this.setState({ status: 'signed-in', user: described });
-    this.renewal.sessionChanged();
+    if (arriving) this.env.tabs?.send('signed-in');
   }
 
   private forget(state: AuthState): void {
-    this.renewal.stop();
-    // Sign-out, here or in another tab, or an ended session: the key goes with the tokens bound to it.
-    if (this.user && isBound(this.user) && this.dpopKey) {
-      this.keyRemoval = this.dpopKey.remove().catch(() => undefined);
-    }
     this.user = null;
-    this.tokens.removeItem(USER_KEY);
     writeSessionHint(this.env.sessionStorage, null);
     this.setState(state);
-    this.renewal.sessionChanged();
-  }
-
-  private onTabMessage(message: TabMessage): void {
-    switch (message.type) {
-      case 'session':
-        if (message.user) this.adopt(message.user);
-        else if (this.user) {
-          this.journey.sessionEnded('other-tab');
-          this.forget({ status: 'signed-out', ...(message.notice ? { notice: message.notice } : {}) });
-        }
-        break;
-      case 'session-request':
-        if (this.user) this.sync.post({ type: 'session', user: this.user.toStorageString() });
-        break;
-      case 'renew-request':
-        this.renewal.onRenewRequest();
-        break;
-    }
   }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The provider refused a scope of the authorization request (`invalid_scope`, Core 3.1.2.6). */
+function refusedScope(error: unknown): boolean {
+  if (error instanceof VaultError) {
+    return error.failure.reason === 'invalid_scope' && error.failure.step === 'provider';
+  }
+  return isAuthorizationError(error, 'invalid_scope');
 }
 
 function randomToken(): string {

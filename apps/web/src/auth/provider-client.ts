@@ -137,14 +137,18 @@ export class ProviderClient {
     );
   }
 
-  /** Revokes the refresh token, if there is one and the provider has a revocation endpoint; never throws. */
-  async revoke(user: User): Promise<void> {
-    if (!user.refresh_token) return;
+  /**
+   * Revokes the refresh token, if there is one and the provider has a revocation endpoint; never throws.
+   * Answers why the provider refused, for the page's console, or undefined.
+   */
+  async revoke(user: User): Promise<string | undefined> {
+    if (!user.refresh_token) return undefined;
     try {
       const endpoint = await this.client.metadataService.getRevocationEndpoint();
       if (endpoint) await revokeRefreshToken(endpoint, this.config.clientId, user.refresh_token);
+      return undefined;
     } catch (error) {
-      console.warn(`Gatehouse: ${error instanceof Error ? error.message : String(error)}`);
+      return error instanceof Error ? error.message : String(error);
     }
   }
 

@@ -30,11 +30,11 @@ export function isBound(user: Pick<User, 'token_type'>): boolean {
 
 /** What the app shows of a signed-in user: names, roles (read as the server reads them), expiry. */
 export function describeUser(
-  user: User,
+  user: { profile: { sub: string } & Record<string, unknown>; expires_at?: number | undefined },
   config: Pick<OidcConfig, 'authority' | 'rolesClaim'>,
   renewsAt: AuthUser['renewsAt'],
 ): AuthUser {
-  const profile = user.profile as Record<string, unknown>;
+  const profile = user.profile;
   const text = (value: unknown) => (typeof value === 'string' && value ? value : undefined);
   return {
     issuer: config.authority,

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ApiError, callApi, toApiError } from './use-api';
+import type { ApiAnswer, ApiRequest } from './token-vault';
+import { ApiError, callApi, toApiError, toResponse } from './use-api';
 
 describe('toApiError', () => {
   it("says the server's own reason from its JSON body", async () => {
@@ -37,45 +38,64 @@ describe('callApi', () => {
       { error: 'invalid_token', message: 'The access token has expired' },
       { status: 401, headers: { 'WWW-Authenticate': 'Bearer realm="gatehouse", error="invalid_token"' } },
     );
-  /** A server that accepts only the token `good`, and the calls it saw. */
-  function server() {
-    const seen: (string | null)[] = [];
-    const fetchImpl = vi.fn((_path: RequestInfo | URL, init?: RequestInit) => {
-      const authorization = new Headers(init?.headers).get('Authorization');
-      seen.push(authorization);
-      return Promise.resolve(authorization === 'Bearer good' ? Response.json({ sub: 'someone' }) : refused());
-    });
-    return { seen, fetchImpl: fetchImpl as typeof fetch };
-  }
-
-  /** A session holding `first`; renew() makes it hold `renewed` (null: the session ended; an Error: it fails). */
-  function session(first: string, renewed: string | null | Error = first) {
-    let current: string | null = first;
+  /** The vault's answer as it crosses to the page: plain data. */
+  async function answerOf(response: Response): Promise<ApiAnswer> {
     return {
-      authorize: () => Promise.resolve(current === null ? null : { Authorization: `Bearer ${current}` }),
-      renew: vi.fn(() => {
-        if (renewed instanceof Error) return Promise.reject(renewed);
-        current = renewed;
-        return Promise.resolve();
-      }),
-      sawApiAnswer: vi.fn(),
+      status: response.status,
+      statusText: response.statusText,
+      headers: [...response.headers],
+      body: await response.text(),
     };
   }
 
-  it('answers the JSON body, with the bearer token, without renewing', async () => {
-    const { seen, fetchImpl } = server();
+  /**
+   * A session holding the token `first`, whose vault calls a server that accepts only the token `good`;
+   * renew() makes it hold `renewed` (null: the session ended; an Error: it fails). `seen`: the tokens the
+   * server saw, `requests`: what the page handed the vault.
+   */
+  function session(first: string, renewed: string | null | Error = first) {
+    let current: string | null = first;
+    const seen: (string | null)[] = [];
+    const requests: ApiRequest[] = [];
+    return {
+      seen,
+      requests,
+      fetchApi: vi.fn((request: ApiRequest) => {
+        requests.push(request);
+        seen.push(current);
+        return answerOf(current === 'good' ? Response.json({ sub: 'someone' }) : refused());
+      }),
+      renew: vi.fn(() => {
+        if (renewed instanceof Error) return Promise.reject(renewed);
+        current = renewed;
+        return Promise.resolve(renewed !== null);
+      }),
+    };
+  }
+
+  it('answers the JSON body, sending the request to the vault, without renewing', async () => {
     const auth = session('good', 'other');
-    await expect(callApi('/api/me', {}, auth, fetchImpl)).resolves.toEqual({ sub: 'someone' });
-    expect(seen).toEqual(['Bearer good']);
+    await expect(callApi('/api/me', {}, auth)).resolves.toEqual({ sub: 'someone' });
+    expect(auth.seen).toEqual(['good']);
+    expect(auth.requests).toEqual([
+      { url: `${window.location.origin}/api/me`, method: 'GET', headers: [['accept', 'application/json']] },
+    ]);
     expect(auth.renew).not.toHaveBeenCalled();
-    expect(auth.sawApiAnswer).toHaveBeenCalledOnce();
+  });
+
+  it('hands the vault the method in capitals and a text body', async () => {
+    const auth = session('good');
+    await callApi('/api/me', { method: 'post', body: '{"a":1}' }, auth);
+    expect(auth.requests[0]).toMatchObject({ method: 'POST', body: '{"a":1}' });
+    await expect(
+      callApi('/api/me', { method: 'POST', body: new URLSearchParams('a=1') }, auth),
+    ).rejects.toThrow(TypeError);
   });
 
   it('renews the token once after a 401 and tries again with the new one', async () => {
-    const { seen, fetchImpl } = server();
     const auth = session('expired', 'good');
-    await expect(callApi('/api/me', {}, auth, fetchImpl)).resolves.toEqual({ sub: 'someone' });
-    expect(seen).toEqual(['Bearer expired', 'Bearer good']);
+    await expect(callApi('/api/me', {}, auth)).resolves.toEqual({ sub: 'someone' });
+    expect(auth.seen).toEqual(['expired', 'good']);
     expect(auth.renew).toHaveBeenCalledOnce();
   });
 
@@ -83,69 +103,46 @@ describe('callApi', () => {
     ['cannot be renewed', null],
     ['fails to renew', new Error('refresh token revoked')],
   ])('asks to sign in again when the session %s, without a second call', async (_case, renewed) => {
-    const { seen, fetchImpl } = server();
-    const error = await callApi('/api/me', {}, session('expired', renewed), fetchImpl).catch(
-      (e: unknown) => e,
-    );
+    const auth = session('expired', renewed);
+    const error = await callApi('/api/me', {}, auth).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 401, code: 'invalid_token', signInRequired: true });
     expect((error as ApiError).message).toMatch(/Sign in again to continue\.$/);
-    expect(seen).toEqual(['Bearer expired']);
+    expect(auth.seen).toEqual(['expired']);
   });
 
   it('asks to sign in again when the renewed token is refused too, and stops there (no loop)', async () => {
-    const { seen, fetchImpl } = server();
     const auth = session('expired', 'revoked');
-    const error = await callApi('/api/me', {}, auth, fetchImpl).catch((e: unknown) => e);
+    const error = await callApi('/api/me', {}, auth).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 401, code: 'invalid_token', signInRequired: true });
-    expect(seen).toEqual(['Bearer expired', 'Bearer revoked']);
+    expect(auth.seen).toEqual(['expired', 'revoked']);
     expect(auth.renew).toHaveBeenCalledOnce();
   });
 
   it('turns other refusals into an ApiError without renewing', async () => {
-    const fetchImpl = (() =>
-      Promise.resolve(
-        Response.json({ error: 'forbidden', message: 'This needs the admin role.' }, { status: 403 }),
-      )) as typeof fetch;
-    const auth = session('good');
-    const error = await callApi('/api/usage/overview', {}, auth, fetchImpl).catch((e: unknown) => e);
+    const auth = {
+      fetchApi: () =>
+        answerOf(
+          Response.json({ error: 'forbidden', message: 'This needs the admin role.' }, { status: 403 }),
+        ),
+      renew: vi.fn(() => Promise.resolve(true)),
+    };
+    const error = await callApi('/api/usage/overview', {}, auth).catch((e: unknown) => e);
     expect(error).toMatchObject({ status: 403, code: 'forbidden', signInRequired: false });
     expect(auth.renew).not.toHaveBeenCalled();
   });
+});
 
-  it("sends once more with the API's DPoP nonce when it asks for one (RFC 9449 9), without renewing", async () => {
-    const proofs: (string | null)[] = [];
-    let nonce: string | undefined;
-    const auth = {
-      authorize: ({ url, method }: { url: string; method: string }) =>
-        Promise.resolve({ Authorization: 'DPoP good', DPoP: `proof ${method} ${url} ${nonce ?? '-'}` }),
-      renew: vi.fn(() => Promise.resolve()),
-      sawApiAnswer: (response: Pick<Response, 'headers'>) => {
-        nonce = response.headers.get('DPoP-Nonce') ?? nonce;
-      },
-    };
-    const fetchImpl = ((_path: RequestInfo | URL, init?: RequestInit) => {
-      const proof = new Headers(init?.headers).get('DPoP');
-      proofs.push(proof);
-      return Promise.resolve(
-        proof?.endsWith(' n-1')
-          ? Response.json({ sub: 'someone' })
-          : Response.json(
-              { error: 'use_dpop_nonce', message: 'The API requires a DPoP nonce.' },
-              {
-                status: 401,
-                headers: { 'WWW-Authenticate': 'DPoP error="use_dpop_nonce"', 'DPoP-Nonce': 'n-1' },
-              },
-            ),
-      );
-    }) as typeof fetch;
-    await expect(callApi('/api/me', { method: 'post' }, auth, fetchImpl)).resolves.toEqual({
-      sub: 'someone',
+describe('toResponse', () => {
+  it("makes a Response of the vault's answer, without a body for the statuses that have none", async () => {
+    const ok = toResponse({
+      status: 200,
+      statusText: 'OK',
+      headers: [['content-type', 'application/json']],
+      body: '{"a":1}',
     });
-    expect(proofs).toEqual([
-      `proof POST ${window.location.origin}/api/me -`,
-      `proof POST ${window.location.origin}/api/me n-1`,
-    ]);
-    expect(auth.renew).not.toHaveBeenCalled();
+    expect(ok.headers.get('content-type')).toBe('application/json');
+    await expect(ok.json()).resolves.toEqual({ a: 1 });
+    expect(toResponse({ status: 204, statusText: '', headers: [], body: '' }).status).toBe(204);
   });
 });

@@ -1,6 +1,7 @@
 import type { ErrorBody, ErrorCode } from '@gatehouse/api-contract';
 import { useCallback, useEffect, useState } from 'react';
 import { useAuth } from './auth-context';
+import type { ApiAnswer, ApiRequest } from './token-vault';
 
 /** An answer of Gatehouse's API that was not 2xx, with the server's own reason when it gave one. */
 export class ApiError extends Error {
@@ -62,52 +63,53 @@ export async function toApiError(response: Response, signInRequired = false): Pr
 
 /** What an API call needs from the session (auth-context's `useAuth()` has it). */
 export interface ApiAuthorization {
-  /** The headers that authorize one request: bearer, or DPoP with a proof; null when signed out. */
-  authorize: (request: { url: string; method: string }) => Promise<Record<string, string> | null>;
-  /** Renews the tokens now; authorize() then has the new ones, or null when the session ended. */
-  renew: () => Promise<void>;
-  /** Reads what an answer says for the next requests (RFC 9449 9: a `DPoP-Nonce`). */
-  sawApiAnswer: (response: Pick<Response, 'headers'>) => void;
+  /** Sends one request of the app's API with the session's authorization (the token vault adds it). */
+  fetchApi: (request: ApiRequest) => Promise<ApiAnswer>;
+  /** Renews the tokens now; true when a session remains to try again with. */
+  renew: () => Promise<boolean>;
+}
+
+/** Statuses whose response has no body (the Fetch standard's null body statuses). */
+const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+
+/** The vault's answer as a Response, so the page reads it as it would a fetch's. */
+export function toResponse(answer: ApiAnswer): Response {
+  return new Response(NULL_BODY.has(answer.status) ? null : answer.body, {
+    status: answer.status,
+    statusText: answer.statusText,
+    headers: answer.headers,
+  });
 }
 
 /**
  * One call of Gatehouse's API (same origin only): the session's authorization, the JSON answer, a
- * non-2xx answer as an ApiError. `use_dpop_nonce` (RFC 9449 9) is answered by sending once more with the
- * nonce the API gave. A 401 renews the token once and tries once more (RFC 6750, 3.1 `invalid_token`: an
- * expired or revoked token); refused again, or not renewable, it asks the user to sign in again.
+ * non-2xx answer as an ApiError. A 401 renews the token once and tries once more (RFC 6750, 3.1
+ * `invalid_token`: an expired or revoked token); refused again, or not renewable, it asks the user to
+ * sign in again. (The vault answers a DPoP `use_dpop_nonce` itself, RFC 9449 9.)
  */
 export async function callApi<T>(
   path: `/api/${string}`,
   init: RequestInit,
   auth: ApiAuthorization,
-  fetchImpl: typeof fetch = fetch,
 ): Promise<T> {
-  const request = {
+  const headers = new Headers(init.headers);
+  headers.set('Accept', 'application/json');
+  const body = init.body;
+  if (body !== undefined && body !== null && typeof body !== 'string') {
+    throw new TypeError('An API call sends its body as text (JSON).');
+  }
+  const request: ApiRequest = {
     url: new URL(path, window.location.origin).href,
     method: (init.method ?? 'GET').toUpperCase(),
+    headers: [...headers],
+    ...(typeof body === 'string' ? { body } : {}),
   };
-  const send = async (authorization: Record<string, string> | null) => {
-    const headers = new Headers(init.headers);
-    for (const [name, value] of Object.entries(authorization ?? {})) headers.set(name, value);
-    headers.set('Accept', 'application/json');
-    const response = await fetchImpl(path, { ...init, headers, credentials: 'same-origin' });
-    auth.sawApiAnswer(response);
-    return response;
-  };
-  let response = await send(await auth.authorize(request));
-  if (
-    response.status === 401 &&
-    challengeParam(response.headers.get('WWW-Authenticate'), 'error') === 'use_dpop_nonce'
-  ) {
-    response = await send(await auth.authorize(request));
-  }
+  const send = async () => toResponse(await auth.fetchApi(request));
+  let response = await send();
   if (response.status === 401) {
-    const renewed = await auth.renew().then(
-      () => auth.authorize(request),
-      () => null,
-    );
-    if (renewed === null) throw await toApiError(response, true);
-    response = await send(renewed);
+    const renewed = await auth.renew().catch(() => false);
+    if (!renewed) throw await toApiError(response, true);
+    response = await send();
     if (response.status === 401) throw await toApiError(response, true);
   }
   if (!response.ok) throw await toApiError(response);
@@ -116,11 +118,11 @@ export async function callApi<T>(
 
 /** Fetch for Gatehouse's own API (callApi with the session). Tokens never go to any other origin. */
 export function useApi() {
-  const { authorize, renew, sawApiAnswer } = useAuth();
+  const { fetchApi, renew } = useAuth();
   return useCallback(
     <T>(path: `/api/${string}`, init: RequestInit = {}): Promise<T> =>
-      callApi<T>(path, init, { authorize, renew, sawApiAnswer }),
-    [authorize, renew, sawApiAnswer],
+      callApi<T>(path, init, { fetchApi, renew }),
+    [fetchApi, renew],
   );
 }
 export type ApiQuery<T> =
@@ -129,7 +131,7 @@ export type ApiQuery<T> =
   | { status: 'failed'; data?: undefined; error: ApiError | Error };
 
 /**
- * The API's GETs in flight, by session (its `authorize`, one per AuthProvider) and path: queries that
+ * The API's GETs in flight, by session (its `fetchApi`, one per AuthProvider) and path: queries that
  * ask the same thing at once (two dashboard panels showing one endpoint, on the same refresh) share one
  * request and its answer. Only while it is in flight: the next refresh or a reload asks again.
  */
@@ -158,7 +160,7 @@ export function useApiQuery<T>(
   path: `/api/${string}`,
   refreshMs?: number,
 ): ApiQuery<T> & { reload: () => void } {
-  const { authorize } = useAuth();
+  const { fetchApi } = useAuth();
   const api = useApi();
   const [state, setState] = useState<{ path: string; query: ApiQuery<T> }>({
     path,
@@ -168,7 +170,7 @@ export function useApiQuery<T>(
 
   useEffect(() => {
     let active = true;
-    sharedGet(authorize, path, () => api<T>(path)).then(
+    sharedGet(fetchApi, path, () => api<T>(path)).then(
       (data) => active && setState({ path, query: { status: 'ready', data } }),
       (error: unknown) =>
         active &&
@@ -180,7 +182,7 @@ export function useApiQuery<T>(
     return () => {
       active = false;
     };
-  }, [api, authorize, path, generation]);
+  }, [api, fetchApi, path, generation]);
 
   useEffect(() => {
     if (!refreshMs) return;

@@ -17,7 +17,6 @@ const valid = {
     clientId: 'gatehouse',
     scope: 'openid profile',
     rolesClaim: 'roles',
-    tokenStore: 'session',
     extraQueryParams: {},
   },
   telemetry: {
@@ -34,10 +33,10 @@ describe('readRuntimeConfig', () => {
   it('names every invalid key', () => {
     const broken = {
       ...valid,
-      oidc: { ...valid.oidc, authority: 'nope', tokenStore: 'cookie', clientId: '' },
+      oidc: { ...valid.oidc, authority: 'nope', clientId: '', rolesClaim: '' },
     };
     expect(() => readRuntimeConfig(documentWith(JSON.stringify(broken)))).toThrow(
-      /oidc\.authority.*oidc\.clientId.*oidc\.tokenStore|oidc\.authority.*oidc\.tokenStore/s,
+      /oidc\.authority.*oidc\.clientId.*oidc\.rolesClaim/s,
     );
   });
 

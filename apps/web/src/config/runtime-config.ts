@@ -9,7 +9,21 @@ export class RuntimeConfigError extends Error {
 
 /** Reads and validates the configuration element; names every invalid key at once. */
 export function readRuntimeConfig(doc: Document = document): RuntimeConfig {
-  const text = doc.getElementById('gatehouse-config')?.textContent ?? '';
+  return parseRuntimeConfig(doc.getElementById('gatehouse-config')?.textContent ?? '');
+}
+
+/**
+ * The configuration as the server wrote it into the app's HTML, for a worker (which has no document): the
+ * element's text, validated as readRuntimeConfig does.
+ */
+export function runtimeConfigFromHtml(html: string): RuntimeConfig {
+  const element = /<script id="gatehouse-config" type="application\/json"[^>]*>([\s\S]*?)<\/script>/.exec(
+    html,
+  );
+  return parseRuntimeConfig(element?.[1] ?? '');
+}
+
+function parseRuntimeConfig(text: string): RuntimeConfig {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -10,11 +10,27 @@ export interface TelemetrySdk {
   trackEvent(name: string, properties: Record<string, string>, measurements: Record<string, number>): void;
   trackMetric(name: string, value: number, properties: Record<string, string>): void;
   trackTrace(message: string, properties: Record<string, string>): void;
+  /** The trace this page's items belong to (W3C trace id: 32 hex digits). */
+  traceId(): string;
+  /** A call the page did not make with its own fetch (the token vault made it), as a Fetch dependency. */
+  trackDependency(call: DependencyCall): void;
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
   setAuthenticatedUser(id: string, roles: string): void;
   clearAuthenticatedUser(): void;
   flush(): void;
   unload(): void;
+}
+
+export interface DependencyCall {
+  /** The span id sent in the call's `traceparent`. */
+  spanId: string;
+  traceId: string;
+  method: string;
+  url: string;
+  /** The HTTP status; 0 when no answer came. */
+  status: number;
+  durationMs: number;
+  startTime: Date;
 }
 
 /** `providerHosts`: the identity provider's hosts, never a referrer (the set may grow later). */
@@ -27,10 +43,17 @@ export function startSdk(
   appInsights.loadAppInsights();
   const referrer = new VisitReferrer(appOrigin, window.sessionStorage, providerHosts);
   let roles = '';
+  /** The trace of each reported call, by span id, until its item passes the initializer below. */
+  const callTraces = new Map<string, string>();
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
     // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
     if (roles) item.data = { ...item.data, roles };
+    const callTrace = callTraces.get(String(item.baseData?.id));
+    if (callTrace !== undefined) {
+      callTraces.delete(String(item.baseData?.id));
+      item.tags = { ...item.tags, 'ai.operation.id': callTrace };
+    }
     referrer.apply(item);
     scrubDeep(item.baseData);
     scrubDeep(item.data);
@@ -48,6 +71,22 @@ export function startSdk(
       appInsights.trackEvent({ name, properties, measurements }),
     trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
+    traceId: () => appInsights.context.telemetryTrace.traceID ?? '',
+    trackDependency: ({ spanId, traceId, method, url, status, durationMs, startTime }) => {
+      const target = new URL(url);
+      callTraces.set(spanId, traceId);
+      appInsights.trackDependencyData({
+        id: spanId,
+        name: `${method} ${target.pathname}`,
+        target: target.host,
+        data: url,
+        type: 'Fetch',
+        duration: durationMs,
+        responseCode: status,
+        success: status >= 200 && status < 400,
+        startTime,
+      });
+    },
     setAuthenticatedUser: (id, userRoles) => {
       roles = userRoles;
       appInsights.setAuthenticatedUserContext(id, undefined, false);

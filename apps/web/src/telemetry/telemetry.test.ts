@@ -10,6 +10,8 @@ function fakeSdk() {
     trackEvent: vi.fn(),
     trackMetric: vi.fn(),
     trackTrace: vi.fn(),
+    traceId: vi.fn(() => '0af7651916cd43dd8448eb211c80319c'),
+    trackDependency: vi.fn(),
     setAuthenticatedUser: vi.fn(),
     clearAuthenticatedUser: vi.fn(),
     flush: vi.fn(),
@@ -263,5 +265,41 @@ describe('what the sign-in telemetry relies on', () => {
     await settle();
     expect([...(startSdk.mock.calls[0]?.[2] ?? [])].sort()).toEqual(['issuer.example', 'login.example:8443']);
     expect(sessionStorage.getItem('gatehouse.telemetry-provider-hosts')).not.toContain('state');
+  });
+});
+
+describe('the API calls the token vault makes for the page', () => {
+  it('carry a traceparent joined to the page trace, and are reported as a dependency once answered', async () => {
+    const sdk = fakeSdk();
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    expect(client.apiCall('http://localhost/api/me', 'GET')).toBeUndefined(); // no SDK yet: none
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+
+    const call = client.apiCall('http://localhost/api/me', 'GET');
+    expect(call?.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+    expect(sdk.trackDependency).not.toHaveBeenCalled();
+    call?.done(200);
+    const spanId = call?.traceparent.split('-')[2];
+    expect(sdk.trackDependency).toHaveBeenCalledWith(
+      expect.objectContaining({
+        spanId,
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        method: 'GET',
+        url: 'http://localhost/api/me',
+        status: 200,
+      }),
+    );
+  });
+
+  it('start a trace of their own when the SDK has none to join', async () => {
+    const sdk = fakeSdk();
+    sdk.traceId.mockReturnValue('');
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    expect(client.apiCall('http://localhost/api/me', 'GET')?.traceparent).toMatch(
+      /^00-(?!0{32})[0-9a-f]{32}-[0-9a-f]{16}-01$/,
+    );
   });
 });

@@ -10,6 +10,12 @@ import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
 import type { WebVital } from './web-vitals';
 
+/** One API call the page hands to the token vault: its `traceparent`, and `done` once it answered. */
+export type ApiCallTracker = (
+  url: string,
+  method: string,
+) => { traceparent: string; done: (status: number) => void } | undefined;
+
 export interface TelemetryRuntime {
   connectionString: string;
   consent: 'ask' | 'implied';
@@ -150,6 +156,30 @@ export class TelemetryClient {
   ): boolean {
     return this.run((sdk) => sdk.trackEvent(name, properties, measurements));
   }
+
+  /**
+   * An API call the token vault makes for the page (no page fetch the SDK could see): the W3C
+   * `traceparent` it should carry, joined to this page's trace as the SDK's own fetch tracking does, and
+   * reported as a Fetch dependency when `done` is told its status. Undefined while the SDK is not running
+   * (no consent yet, or none): the call then goes without, as a fetch would.
+   */
+  readonly apiCall: ApiCallTracker = (url, method) => {
+    const sdk = this.sdk;
+    if (!sdk) return undefined;
+    const traceId = validTraceId(sdk.traceId()) ?? randomHex(16);
+    const spanId = randomHex(8);
+    const startTime = new Date();
+    const started = performance.now();
+    return {
+      traceparent: `00-${traceId}-${spanId}-01`,
+      done: (status) => {
+        const durationMs = performance.now() - started;
+        this.run((running) =>
+          running.trackDependency({ spanId, traceId, method, url, status, durationMs, startTime }),
+        );
+      },
+    };
+  };
 
   trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
     this.run((sdk) => sdk.trackMetric(name, value, properties));
@@ -300,6 +330,16 @@ export class TelemetryClient {
   private readonly onEarlyRejection = (event: PromiseRejectionEvent) => {
     this.trackException(event.reason, { source: 'unhandledrejection' });
   };
+}
+
+function validTraceId(id: string): string | undefined {
+  return /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id) ? id : undefined;
+}
+
+function randomHex(bytes: number): string {
+  return [...crypto.getRandomValues(new Uint8Array(bytes))]
+    .map((b) => b.toString(16).padStart(2, '0'))
+    .join('');
 }
 
 function storedProviderHosts(): string[] {

@@ -110,7 +110,8 @@ describe('Panel', () => {
       signIn,
       signOut: vi.fn(),
       completeSignIn: vi.fn(),
-      getAccessToken: () => Promise.resolve(null),
+      fetchApi: vi.fn(),
+      renew: vi.fn(() => Promise.resolve(false)),
     } as unknown as AuthSession;
     const error = new ApiError(401, 'invalid_token', 'The server answered 401. Sign in again.', true);
     render(

@@ -30,14 +30,22 @@ const health: SignInHealth = {
   estimates: [],
 };
 
-/** A signed-in session whose API calls go to the fetch stubbed below. */
+/** A signed-in session whose vault answers the API's calls from the fetch stubbed below. */
 const signedIn = { status: 'signed-in', user: { sub: 'admin' } };
 const session = {
   getState: () => signedIn,
   subscribe: () => () => {},
-  authorize: () => Promise.resolve({ Authorization: 'Bearer token' }),
-  sawApiAnswer: () => {},
-  renew: () => Promise.resolve(),
+  fetchApi: async ({ url }: { url: string }) => {
+    const { pathname, search } = new URL(url);
+    const response = await (fetch as unknown as (path: string) => Promise<Response>)(`${pathname}${search}`);
+    return {
+      status: response.status,
+      statusText: '',
+      headers: [...response.headers],
+      body: await response.text(),
+    };
+  },
+  renew: () => Promise.resolve(true),
 } as unknown as AuthSession;
 
 describe('the sign-in alert and the Sign-in panel, shown together', () => {
