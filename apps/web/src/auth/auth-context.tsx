@@ -10,7 +10,7 @@ import {
 } from 'react';
 import { afterFirstPaint } from '../shared/after-first-paint';
 import type { AuthSession, AuthState, AuthUser, CallbackResult, SignOutOutcome } from './auth-state';
-import { readSessionHint } from './session-hint';
+import { readSessionHint, sessionMaybeSomewhere } from './session-hint';
 
 export interface Auth {
   state: AuthState;
@@ -26,6 +26,7 @@ export interface Auth {
 const AuthContext = createContext<Auth | null>(null);
 
 const loadingState: AuthState = { status: 'loading' };
+const signedOutState: AuthState = { status: 'signed-out' };
 const loadFailedState: AuthState = {
   status: 'signed-out',
   notice: {
@@ -61,20 +62,33 @@ function defaultInitialUser(): AuthUser | null {
   return typeof window === 'undefined' ? null : readSessionHint(window.sessionStorage, Date.now());
 }
 
+/**
+ * Whether a session may exist in this browser though this tab knows of none (session-hint.ts); on the
+ * redirect URI, where one is on its way, always.
+ */
+function defaultSessionElsewhere(): boolean {
+  if (typeof window === 'undefined') return true;
+  return window.location.pathname === '/callback' || sessionMaybeSomewhere(window.localStorage);
+}
+
 export function AuthProvider({
   children,
   loadSession = loadDefaultSession,
   initialUser = defaultInitialUser,
+  sessionElsewhere = defaultSessionElsewhere,
 }: {
   children: ReactNode;
   loadSession?: () => Promise<AuthSession>;
-  /** Who to show as signed in until the session has loaded; null shows `loading`. */
+  /** Who to show as signed in until the session has loaded; null shows `loading` or `signed-out`. */
   initialUser?: () => AuthUser | null;
+  /** Without an initial user: whether a session may exist all the same (`loading`), else `signed-out`. */
+  sessionElsewhere?: () => boolean;
 }) {
   const [session, setSession] = useState<AuthSession | null>(null);
   const [initialState] = useState<AuthState>(() => {
     const user = initialUser();
-    return user ? { status: 'signed-in', user } : loadingState;
+    if (user) return { status: 'signed-in', user };
+    return sessionElsewhere() ? loadingState : signedOutState;
   });
   const [loadFailed, setLoadFailed] = useState(false);
 

@@ -27,7 +27,10 @@ function renderWith(session: AuthSession, ui: React.ReactNode, path = '/') {
   render(
     <StrictMode>
       <Router hook={location.hook}>
-        <AuthProvider loadSession={loadSession}>{ui}</AuthProvider>
+        {/* A session may exist: the guard waits for the session's own word, as on a reload. */}
+        <AuthProvider loadSession={loadSession} sessionElsewhere={() => true}>
+          {ui}
+        </AuthProvider>
       </Router>
     </StrictMode>,
   );
@@ -194,13 +197,30 @@ describe('AuthProvider before the session has loaded', () => {
     expect(screen.queryAllByText('signed in as Alice')).toHaveLength(1);
   });
 
-  it('shows loading, never signed out, without such a user', () => {
+  it('shows loading, never signed out, without such a user while a session may exist elsewhere', () => {
     render(
-      <AuthProvider loadSession={() => new Promise<AuthSession>(() => {})} initialUser={() => null}>
+      <AuthProvider
+        loadSession={() => new Promise<AuthSession>(() => {})}
+        initialUser={() => null}
+        sessionElsewhere={() => true}
+      >
         <StatusProbe />
       </AuthProvider>,
     );
     expect(screen.queryAllByText('loading')).toHaveLength(1);
+  });
+
+  it('offers signing in at once where nothing in the browser says a session exists', () => {
+    render(
+      <AuthProvider
+        loadSession={() => new Promise<AuthSession>(() => {})}
+        initialUser={() => null}
+        sessionElsewhere={() => false}
+      >
+        <StatusProbe />
+      </AuthProvider>,
+    );
+    expect(screen.queryAllByText('signed-out')).toHaveLength(1);
   });
 
   it('follows the session once it has loaded', async () => {

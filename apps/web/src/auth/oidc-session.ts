@@ -9,7 +9,7 @@ import { ProviderClient } from './provider-client';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
 import { describeUser } from './session-user';
-import { readSessionHint, writeSessionHint } from './session-hint';
+import { markSessionSomewhere, readSessionHint, writeSessionHint } from './session-hint';
 import { SignInTelemetry, type ReportSignInEvent } from './sign-in-telemetry';
 import { broadcastSignals, type TabSignal, type TabSignals } from './tab-signals';
 import { VaultError, type ApiAnswer, type ApiRequest, type VaultEvent, type VaultUser } from './token-vault';
@@ -26,6 +26,8 @@ export interface SessionEnvironment {
   /** Replaces the current history entry (the post-logout return's `state` is taken out of the address). */
   replaceUrl: (url: string) => void;
   sessionStorage: Storage;
+  /** Where the mark that some tab holds a session lives (session-hint.ts); none: not kept. */
+  localStorage?: Storage | undefined;
   now: () => number;
   /** The token vault: the OAuth client that holds the tokens, out of the page's reach. */
   vault: Vault;
@@ -45,6 +47,7 @@ async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironmen
     location: window.location,
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
     sessionStorage: window.sessionStorage,
+    localStorage: window.localStorage,
     now: () => Date.now(),
     vault: new WorkerVault(),
     tabs:
@@ -174,6 +177,8 @@ export class OidcSession implements AuthSession {
       await this.restore();
       return;
     }
+    // Nobody here holds a session (a mark left by a browser closed while signed in goes).
+    if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, false);
     this.setState({ status: 'signed-out' });
     // A tab of a browser that gives it a vault of its own: is another tab signed in?
     this.askingTabsUntil = this.env.now() + ASK_TABS_MS;
@@ -535,6 +540,7 @@ export class OidcSession implements AuthSession {
     this.user = user;
     const described = describeUser(user, this.config, user.renewsAt);
     writeSessionHint(this.env.sessionStorage, described);
+    if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, true);
     this.setState({ status: 'signed-in', user: described });
     if (arriving) this.env.tabs?.send('signed-in');
   }
@@ -542,6 +548,7 @@ export class OidcSession implements AuthSession {
   private forget(state: AuthState): void {
     this.user = null;
     writeSessionHint(this.env.sessionStorage, null);
+    if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, false);
     this.setState(state);
   }
 }

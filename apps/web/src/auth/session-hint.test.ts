@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AuthUser } from './auth-state';
-import { readSessionHint, SESSION_HINT_KEY, writeSessionHint } from './session-hint';
+import {
+  markSessionSomewhere,
+  readSessionHint,
+  sessionMaybeSomewhere,
+  SESSION_HINT_KEY,
+  writeSessionHint,
+} from './session-hint';
 
 const NOW_MS = 1_800_000_000_000;
 const user: AuthUser = {
@@ -44,5 +50,26 @@ describe('the session hint', () => {
   ])('is ignored when it is %s', (_what, stored) => {
     window.sessionStorage.setItem(SESSION_HINT_KEY, stored);
     expect(readSessionHint(window.sessionStorage, NOW_MS)).toBeNull();
+  });
+});
+
+describe('the mark that some tab holds a session', () => {
+  it('is absent until a session is shown, and gone once it ends', () => {
+    const storage = window.localStorage;
+    storage.clear();
+    expect(sessionMaybeSomewhere(storage)).toBe(false);
+    markSessionSomewhere(storage, true);
+    expect(sessionMaybeSomewhere(storage)).toBe(true);
+    markSessionSomewhere(storage, false);
+    expect(sessionMaybeSomewhere(storage)).toBe(false);
+  });
+
+  it('says a session may exist where storage cannot be read', () => {
+    const refusing = {
+      getItem: () => {
+        throw new DOMException('denied', 'SecurityError');
+      },
+    } as unknown as Storage;
+    expect(sessionMaybeSomewhere(refusing)).toBe(true);
   });
 });

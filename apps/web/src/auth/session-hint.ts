@@ -21,6 +21,31 @@ export function readSessionHint(storage: Storage | undefined, nowMs: number): Au
   return renewable || user.expiresAt > nowMs / 1000 ? user : null;
 }
 
+/**
+ * That some tab of this browser holds a session, kept in localStorage (shared by the tabs) without a
+ * claim: where it is absent and this tab has no hint, nobody is signed in, and the first render offers
+ * "Sign in" at once instead of waiting for the token vault to say so. It may outlive a session (the
+ * browser closed): that visitor then waits once, as without it.
+ */
+export const SESSION_SOMEWHERE_KEY = 'gatehouse.session.somewhere';
+
+export function sessionMaybeSomewhere(storage: Storage | undefined): boolean {
+  try {
+    return storage?.getItem(SESSION_SOMEWHERE_KEY) !== null;
+  } catch {
+    return true; // Storage refused: nothing says nobody is signed in.
+  }
+}
+
+export function markSessionSomewhere(storage: Storage, present: boolean): void {
+  try {
+    if (present) storage.setItem(SESSION_SOMEWHERE_KEY, '1');
+    else storage.removeItem(SESSION_SOMEWHERE_KEY);
+  } catch {
+    // Refused: the first render waits for the vault, as without the mark.
+  }
+}
+
 export function writeSessionHint(storage: Storage, user: AuthUser | null): void {
   try {
     if (user) storage.setItem(SESSION_HINT_KEY, JSON.stringify(user));
