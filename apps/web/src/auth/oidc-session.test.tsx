@@ -668,16 +668,19 @@ describe('a provider that offers DPoP', () => {
   });
 });
 
-/** A BroadcastChannel between tabs: each tab's signals reach the others (never itself), a task later. */
-function tabChannel() {
+/**
+ * A BroadcastChannel between tabs: each tab's signals reach the others (never itself), a task later, or
+ * at once (`immediate`: the other tab's process is the faster one).
+ */
+function tabChannel({ immediate = false } = {}) {
   const listeners = new Set<(signal: TabSignal) => void>();
   return (): TabSignals => {
     let own: ((signal: TabSignal) => void) | undefined;
+    const deliver = (signal: TabSignal) => {
+      for (const listener of listeners) if (listener !== own) listener(signal);
+    };
     return {
-      send: (signal) =>
-        setTimeout(() => {
-          for (const listener of listeners) if (listener !== own) listener(signal);
-        }),
+      send: (signal) => (immediate ? deliver(signal) : setTimeout(() => deliver(signal))),
       listen: (listener) => {
         own = listener;
         listeners.add(listener);
@@ -685,6 +688,18 @@ function tabChannel() {
     };
   };
 }
+
+describe('tabs that share the vault and hear each other too', () => {
+  it('a sign-out keeps its ID token for the provider, however fast another tab hears of it', async () => {
+    const idp = await provider();
+    const tab = tabChannel({ immediate: true });
+    const vault = newVault();
+    const first = await signedInSession(idp, { tabs: tab(), vault });
+    await signedInSession(idp, { tabs: tab(), vault });
+    await expect(first.signOut()).resolves.toBe('leaving');
+    expect(new URL(String(sentTo(first))).searchParams.get('id_token_hint')).toMatch(/^ey/);
+  });
+});
 
 describe('tabs that each have a vault of their own (WebKit gives every window its own worker)', () => {
   it('a new tab asks the others, and follows a signed-in one through the provider', async () => {

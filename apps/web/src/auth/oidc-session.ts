@@ -421,11 +421,13 @@ export class OidcSession implements AuthSession {
     }
     this.journey.sessionEnded('sign-out');
     this.forget({ status: 'signing-out' });
-    this.env.tabs?.send('signed-out');
     const [{ idToken, warning }] = await Promise.all([
       this.vault.call('signOut').catch(() => ({ idToken: undefined, warning: undefined })),
       cleared,
     ]);
+    // Only now: a tab that hears it signs its own vault out, and where the vault is shared (Chromium,
+    // Firefox), that must not come first and take the ID token this sign-out hands the provider.
+    this.env.tabs?.send('signed-out');
     // The refresh token stays valid until it expires: the developer should know (the vault's console is
     // not the page's).
     if (warning) console.warn(`Gatehouse: ${warning}`);
