@@ -2,14 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  expect,
-  test as base,
-  type APIRequestContext,
-  type Browser,
-  type Page,
-  type TestInfo,
-} from '@playwright/test';
+import { expect, test as base, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
 import {
   CookieJar,
   authorizationRequest,
@@ -357,69 +350,6 @@ export async function startServer(
       await exited;
     },
   };
-}
-
-export interface WorkerRequest {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  status: number | undefined;
-}
-
-/**
- * The requests the app's shared workers make (the token vault's calls of the API and the provider),
- * which Playwright's page and context events do not report: read through the Chrome DevTools Protocol,
- * attached to every shared worker the browser starts from now on, as soon as it is announced (its
- * very first request may go before). Chromium only.
- */
-export async function sharedWorkerRequests(
-  browser: Browser,
-): Promise<{ requests: WorkerRequest[]; stop: () => Promise<void> }> {
-  const cdp = await browser.newBrowserCDPSession();
-  const requests: WorkerRequest[] = [];
-  const byId = new Map<string, WorkerRequest>();
-  let nextMessage = 1;
-  const attached = new Set<string>();
-  cdp.on('Target.targetCreated', (event) => {
-    const { targetInfo } = event as { targetInfo: { type: string; targetId: string } };
-    if (targetInfo.type !== 'shared_worker' || attached.has(targetInfo.targetId)) return;
-    attached.add(targetInfo.targetId);
-    void cdp
-      .send('Target.attachToTarget', { targetId: targetInfo.targetId, flatten: false })
-      .then(async ({ sessionId }) => {
-        for (const method of ['Network.enable', 'Runtime.runIfWaitingForDebugger']) {
-          await cdp.send('Target.sendMessageToTarget', {
-            sessionId,
-            message: JSON.stringify({ id: nextMessage++, method, params: {} }),
-          });
-        }
-      })
-      .catch(() => undefined);
-  });
-  cdp.on('Target.receivedMessageFromTarget', (event) => {
-    const message = JSON.parse((event as { message: string }).message) as {
-      method?: string;
-      params?: Record<string, unknown>;
-    };
-    if (message.method === 'Network.requestWillBeSent') {
-      const { requestId, request } = message.params as {
-        requestId: string;
-        request: { url: string; method: string; headers: Record<string, string> };
-      };
-      const headers = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]),
-      );
-      const entry = { url: request.url, method: request.method, headers, status: undefined };
-      byId.set(requestId, entry);
-      requests.push(entry);
-    } else if (message.method === 'Network.responseReceived') {
-      const { requestId, response } = message.params as { requestId: string; response: { status: number } };
-      const entry = byId.get(requestId);
-      if (entry) entry.status = response.status;
-    }
-  });
-  await cdp.send('Target.setDiscoverTargets', { discover: true });
-  return { requests, stop: () => cdp.detach() };
 }
 
 /**
