@@ -60,6 +60,7 @@ describe('the app server', () => {
       /<script id="gatehouse-config" type="application\/json">(.*?)<\/script>/s.exec(html)?.[1] ?? '';
     expect(JSON.parse(json)).toEqual({
       oidc: {
+        mode: 'browser',
         authority: 'http://127.0.0.1:9',
         clientId: 'gatehouse',
         scope: 'openid profile email offline_access',

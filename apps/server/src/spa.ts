@@ -12,6 +12,7 @@ const RAW_INDEX = /^\/index\.html(\.(br|gz))?$/;
 export function publicConfig(config: ServerConfig, authority: string): RuntimeConfig {
   return {
     oidc: {
+      mode: 'browser',
       authority,
       clientId: config.oidc.clientId,
       scope: config.oidc.scope,

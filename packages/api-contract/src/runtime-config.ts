@@ -8,6 +8,11 @@ import * as z from 'zod/mini';
  */
 export const runtimeConfigSchema = z.object({
   oidc: z.object({
+    /**
+     * Who is the OAuth client: `browser`, the token vault in the browser (a public client); `bff`, this
+     * server (a confidential client), and the browser holds only a session cookie.
+     */
+    mode: z.enum(['browser', 'bff']),
     authority: z.url(),
     clientId: z.string().check(z.minLength(1)),
     scope: z.string().check(z.minLength(1)),

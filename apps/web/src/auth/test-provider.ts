@@ -20,6 +20,7 @@ export const APP_ORIGIN = 'http://localhost:3000';
 export const AUTHORITY = 'http://localhost:3001';
 
 export const testOidcConfig: RuntimeConfig['oidc'] = {
+  mode: 'browser',
   authority: AUTHORITY,
   clientId: 'gatehouse',
   scope: 'openid profile email offline_access',

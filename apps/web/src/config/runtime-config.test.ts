@@ -13,6 +13,7 @@ function documentWith(json: string): Document {
 
 const valid = {
   oidc: {
+    mode: 'browser',
     authority: 'http://localhost:3001',
     clientId: 'gatehouse',
     scope: 'openid profile',
