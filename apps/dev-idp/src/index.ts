@@ -37,6 +37,12 @@ export interface DevIdpOptions {
   accessTokenTtlSeconds?: number | undefined;
   /** `opaque`: access tokens are opaque (userinfo, introspection), not JWTs for the API; default `jwt`. */
   accessTokenFormat?: 'jwt' | 'opaque';
+  /**
+   * The app is a confidential client with this secret (client_secret_basic), as Gatehouse's server is in
+   * BFF mode: its redirect URI is `/bff/callback` and it is told of sign-outs by back-channel logout.
+   * Default: a public client (PKCE), the SPA's token vault.
+   */
+  clientSecret?: string | undefined;
   /** Registers this confidential client, allowed to introspect the app's tokens (RFC 7662). */
   introspectionClient?: { client_id: string; client_secret: string };
   /** Offer DPoP-bound tokens (RFC 9449); `false` plays a provider without DPoP. Default true. */
@@ -66,6 +72,7 @@ function describe(options: {
   issuer: string;
   clientId: string;
   redirectUri: string;
+  confidential: boolean;
   testControls: { secret: string; generated: boolean } | undefined;
   opaque: boolean;
   dpop: boolean;
@@ -76,7 +83,7 @@ function describe(options: {
     '*** Public demo passwords, in-memory state, keys regenerated on every start. Never deploy or expose it. ***',
     `Issuer:        ${options.issuer}`,
     `Discovery:     ${options.issuer}/.well-known/openid-configuration`,
-    `Client:        ${options.clientId} (public, PKCE S256) -> ${options.redirectUri}`,
+    `Client:        ${options.clientId} (${options.confidential ? 'confidential, client_secret_basic' : 'public'}, PKCE S256) -> ${options.redirectUri}`,
     `Demo accounts: ${DEMO_ACCOUNTS.map((a) => `${a.username} / ${a.password} (${a.label})`).join(', ')}`,
     ...(options.opaque ? ['Access tokens: opaque (check them through userinfo or introspection)'] : []),
     ...(options.dpop ? [] : ['DPoP:          off (bearer tokens only)']),
@@ -135,7 +142,7 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
 
   try {
     const signingKey = await generateSigningKey();
-    const redirectUri = `${appOrigin}/callback`;
+    const redirectUri = `${appOrigin}${options.clientSecret === undefined ? '/callback' : '/bff/callback'}`;
     const controls = testControls
       ? new TestControls({
           secret: testControls.secret,
@@ -153,6 +160,8 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
       issuer,
       appOrigin,
       clientId,
+      clientSecret: options.clientSecret,
+      redirectUri,
       apiResource,
       signingKey,
       tokenTtlSeconds: () => controls?.accessTokenTtlSeconds() ?? defaultTtl,
@@ -171,12 +180,16 @@ export async function startDevIdp(options: DevIdpOptions): Promise<DevIdp> {
     const app: Koa = provider;
     app.on('error', (error: unknown) => log(`dev-idp error: ${String(error)}`));
     provider.on('server_error', (_ctx, error) => log(`dev-idp server_error: ${String(error)}`));
+    provider.on('backchannel.error', (_ctx, error, client: { clientId: string }) =>
+      log(`dev-idp back-channel logout to ${client.clientId} failed: ${String(error)}`),
+    );
 
     ready(provider.callback());
     for (const line of describe({
       issuer,
       clientId,
       redirectUri,
+      confidential: options.clientSecret !== undefined,
       testControls,
       opaque: options.accessTokenFormat === 'opaque',
       dpop: options.dpop ?? true,

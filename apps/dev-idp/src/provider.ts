@@ -27,6 +27,10 @@ export interface ProviderSettings {
   issuer: string;
   appOrigin: string;
   clientId: string;
+  /** A confidential client's secret (Gatehouse's BFF mode); undefined: a public client. */
+  clientSecret?: string | undefined;
+  /** The client's one redirect URI. */
+  redirectUri: string;
   apiResource: string;
   signingKey: SigningKey;
   /** TTL of access tokens and ID tokens issued now (test controls can change it at run time). */
@@ -59,12 +63,13 @@ export interface ProviderSettings {
 const API_SCOPES = 'openid profile email';
 
 export function createProvider(settings: ProviderSettings): Provider {
-  const { appOrigin, clientId, apiResource, signingKey, tokenTtlSeconds, introspectionClient } = settings;
+  const { appOrigin, clientId, clientSecret, redirectUri, apiResource, signingKey, tokenTtlSeconds } =
+    settings;
+  const { introspectionClient } = settings;
   const opaque = settings.accessTokenFormat === 'opaque';
   const rolesClaim = settings.rolesClaim ?? 'roles';
   /** The top-level claim that holds the roles (`realm_access` for `realm_access.roles`). */
   const rolesRoot = rolesClaim.split('.')[0] ?? 'roles';
-  const redirectUri = `${appOrigin}/callback`;
 
   const bridge = new UserinfoBridge(() => provider, {
     publicKey: signingKey.publicKey,
@@ -77,11 +82,20 @@ export function createProvider(settings: ProviderSettings): Provider {
         client_id: clientId,
         client_name: 'Gatehouse',
         application_type: 'web',
-        token_endpoint_auth_method: 'none',
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         redirect_uris: [redirectUri],
         post_logout_redirect_uris: [`${appOrigin}/`],
+        ...(clientSecret === undefined
+          ? { token_endpoint_auth_method: 'none' as const }
+          : {
+              client_secret: clientSecret,
+              token_endpoint_auth_method: 'client_secret_basic' as const,
+              // OpenID Connect Back-Channel Logout 1.0: the provider posts a logout token here when the
+              // user's session with it ends, and the server ends its own sessions of that `sid`.
+              backchannel_logout_uri: `${appOrigin}/bff/backchannel-logout`,
+              backchannel_logout_session_required: true,
+            }),
       },
       ...(introspectionClient
         ? [
@@ -96,6 +110,12 @@ export function createProvider(settings: ProviderSettings): Provider {
           ]
         : []),
     ],
+    // oidc-provider's own requests (the back-channel logout's POST) refuse loopback and private
+    // addresses, against SSRF; this development provider's one client is the app on this machine.
+    fetch: (url, options) => {
+      const { dispatcher: _ssrfGuard, ...rest } = options as RequestInit & { dispatcher?: unknown };
+      return fetch(url, rest);
+    },
     // Code flow only, so discovery does not advertise implicit or hybrid response types.
     responseTypes: ['code'],
     jwks: { keys: [signingKey.privateJwk] },
@@ -167,6 +187,7 @@ export function createProvider(settings: ProviderSettings): Provider {
         allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId,
       },
       userinfo: { enabled: true },
+      backchannelLogout: { enabled: clientSecret !== undefined },
       // Tokens are bound when the client sends a proof (RFC 9449 section 5); public clients' refresh
       // tokens then are too (section 5.0). Nonces are left to the API, which can ask for its own.
       dPoP: { enabled: settings.dpop ?? true },

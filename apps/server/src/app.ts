@@ -4,6 +4,9 @@ import { apiRouter } from './api-mount.js';
 import type { ApiDependencies } from './api.js';
 import type { RefusalCounter } from './auth/bearer.js';
 import type { ReplayTable } from './auth/dpop.js';
+import { Bff } from './bff/bff.js';
+import { createOAuthClient } from './bff/oauth-client.js';
+import { SessionStore, type StoreBackend } from './bff/session-store.js';
 import { mountCollector } from './collector-mount.js';
 import type { ServerConfig } from './config.js';
 import type { DevWeb } from './dev-web.js';
@@ -47,6 +50,32 @@ export interface AppOptions extends ApiDependencies {
   replay?: ReplayTable;
   /** Counts the API's refusals by reason (refusal-metrics.ts); default: not counted. */
   refusals?: RefusalCounter | undefined;
+  /** BFF mode: where the sessions live (Redis, or the data folder; bff/session-store.ts). */
+  bffStore?: StoreBackend | undefined;
+}
+
+/** BFF mode (OIDC_MODE=bff): the server as the OAuth client, and the browser's session cookie. */
+function createBff(options: AppOptions, logger: Logger): Bff | undefined {
+  const { config, authority, bffStore, fetchImpl } = options;
+  if (!config.bff) return undefined;
+  if (!bffStore) throw new Error('OIDC_MODE=bff needs a session store');
+  return new Bff({
+    oauth: createOAuthClient({
+      authority,
+      clientId: config.oidc.clientId,
+      clientAuth: config.bff.clientAuth,
+      fetchImpl,
+    }),
+    store: new SessionStore(bffStore),
+    issuer: authority,
+    publicOrigin: config.publicOrigin,
+    scope: config.oidc.scope,
+    rolesClaim: config.oidc.rolesClaim,
+    extraQueryParams: config.oidc.extraQueryParams,
+    idleMs: config.bff.idleMs,
+    maxMs: config.bff.maxMs,
+    logger,
+  });
 }
 
 /**
@@ -63,7 +92,13 @@ export function createApp(options: AppOptions) {
   app.use(securityHeaders({ ...options, metadata: auth.metadata }));
   mountProbes(app, options.readiness ?? new Readiness(), auth.metadata);
   mountCollector(app, options);
-  app.use('/api', apiRouter({ ...options, verify: auth.verify, dpop: auth.dpop }));
+  const bff = createBff(options, logger);
+  if (bff) app.use('/bff', bff.router());
+  app.use(
+    '/api',
+    ...(bff ? [bff.apiSession] : []),
+    apiRouter({ ...options, verify: auth.verify, dpop: auth.dpop }),
+  );
   mountSpa(app, options);
   app.use(errorHandler(logger));
   return app;

@@ -13,6 +13,10 @@ export async function startBundledProvider(config: ServerConfig, log: (line: str
     dpop: config.devIdp.dpop,
     log,
     rolesClaim: config.devIdp.rolesClaim,
+    // BFF mode: the server is the provider's confidential client (config.ts refuses other methods here).
+    ...(config.bff?.clientAuth.method === 'client_secret_basic'
+      ? { clientSecret: config.bff.clientAuth.secret }
+      : {}),
     ...(config.oidc.introspectionClient ? { introspectionClient: config.oidc.introspectionClient } : {}),
     ...(config.devIdp.testControlsSecret === undefined
       ? {}

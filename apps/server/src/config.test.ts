@@ -9,6 +9,8 @@ describe('loadConfig', () => {
     expect(config.devIdp.port).toBe(3001);
     expect(config.oidc).toEqual({
       authority: undefined,
+      mode: 'browser',
+      introspectionClient: undefined,
       clientId: 'gatehouse',
       scope: 'openid profile email offline_access',
       rolesClaim: 'roles',
@@ -383,5 +385,54 @@ describe('loadConfig', () => {
     expect(loadConfig(elsewhere, { dev: true }).listenHost).toBe('localhost');
     // Outside development every interface, as before (a container's port is published from outside).
     expect(loadConfig({}).listenHost).toBeUndefined();
+  });
+
+  describe('BFF mode (OIDC_MODE=bff)', () => {
+    const provider = { OIDC_MODE: 'bff', OIDC_AUTHORITY: 'https://idp.example.com', OIDC_CLIENT_ID: 'app' };
+
+    it('needs the client credentials of a confidential client from a real provider', () => {
+      expect(() => loadConfig(provider)).toThrow(/OIDC_CLIENT_SECRET: is required with OIDC_MODE=bff/);
+      expect(() => loadConfig({ ...provider, OIDC_CLIENT_AUTH: 'private_key_jwt' })).toThrow(
+        /OIDC_CLIENT_PRIVATE_KEY_FILE: is required/,
+      );
+      const config = loadConfig({
+        ...provider,
+        OIDC_CLIENT_SECRET: 's3cret',
+        OIDC_CLIENT_AUTH: 'client_secret_post',
+      });
+      expect(config.bff?.clientAuth).toEqual({ method: 'client_secret_post', secret: 's3cret' });
+      expect(config.bff).toMatchObject({ idleMs: 60 * 60_000, maxMs: 24 * 3_600_000 });
+      expect(
+        loadConfig({ ...provider, OIDC_CLIENT_PRIVATE_KEY_FILE: '/run/key.pem' }).bff?.clientAuth,
+      ).toEqual({
+        method: 'private_key_jwt',
+        keyFile: '/run/key.pem',
+      });
+    });
+
+    it('makes a secret of its own for the bundled provider, which registers client_secret_basic only', () => {
+      const first = loadConfig({ OIDC_MODE: 'bff' }).bff?.clientAuth;
+      expect(first).toMatchObject({ method: 'client_secret_basic' });
+      expect(first && 'secret' in first && first.secret.length).toBeGreaterThanOrEqual(32);
+      expect(() => loadConfig({ OIDC_MODE: 'bff', OIDC_CLIENT_AUTH: 'client_secret_post' })).toThrow(
+        /OIDC_CLIENT_AUTH: must be client_secret_basic/,
+      );
+    });
+
+    it('refuses a plain-http public origin (no __Host- cookie) and required DPoP (the browser has no key)', () => {
+      const secret = { ...provider, OIDC_CLIENT_SECRET: 's' };
+      expect(() => loadConfig({ ...secret, PUBLIC_ORIGIN: 'http://app.example.com' })).toThrow(
+        /PUBLIC_ORIGIN: must use https with OIDC_MODE=bff/,
+      );
+      expect(loadConfig({ ...secret, PUBLIC_ORIGIN: 'http://localhost:8080' }).oidc.mode).toBe('bff');
+      expect(() => loadConfig({ ...secret, API_DPOP: 'required' })).toThrow(/API_DPOP: cannot be "required"/);
+    });
+
+    it("refuses client credentials in browser mode, where they would be every visitor's", () => {
+      expect(() => loadConfig({ OIDC_CLIENT_SECRET: 's' })).toThrow(
+        /OIDC_CLIENT_SECRET: is read only with OIDC_MODE=bff/,
+      );
+      expect(loadConfig({}).bff).toBeUndefined();
+    });
   });
 });

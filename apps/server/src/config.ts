@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   ConfigError,
   environment,
@@ -5,6 +6,7 @@ import {
   parseConnectionString,
   readEnvironment,
 } from '@gatehouse/config';
+import type * as z from 'zod';
 
 export { ConfigError, parseConnectionString };
 
@@ -57,6 +59,59 @@ const PRODUCTION_TRANSPORTS = [
   ],
 ] as const;
 
+type Environment = z.output<typeof environment>;
+
+/** BFF mode: the server is a confidential client, and its session cookie needs a secure origin. */
+function bffRules(env: Environment, ctx: z.RefinementCtx): void {
+  const auth =
+    env.OIDC_CLIENT_AUTH ?? (env.OIDC_CLIENT_PRIVATE_KEY_FILE ? 'private_key_jwt' : 'client_secret_basic');
+  if (env.OIDC_AUTHORITY) {
+    if (auth === 'private_key_jwt' && !env.OIDC_CLIENT_PRIVATE_KEY_FILE) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OIDC_CLIENT_PRIVATE_KEY_FILE'],
+        message: 'is required with OIDC_CLIENT_AUTH=private_key_jwt (a PKCS #8 PEM file: RSA or EC P-256)',
+      });
+    }
+    if (auth !== 'private_key_jwt' && !env.OIDC_CLIENT_SECRET) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['OIDC_CLIENT_SECRET'],
+        message:
+          'is required with OIDC_MODE=bff: the server is a confidential client (or set ' +
+          'OIDC_CLIENT_PRIVATE_KEY_FILE for private_key_jwt)',
+      });
+    }
+  }
+  if (!env.OIDC_AUTHORITY && auth !== 'client_secret_basic') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['OIDC_CLIENT_AUTH'],
+      message:
+        'must be client_secret_basic (or unset) with the bundled provider, the one method it registers',
+    });
+  }
+  const origin = env.PUBLIC_ORIGIN ? new URL(env.PUBLIC_ORIGIN) : undefined;
+  if (origin && origin.protocol !== 'https:' && !isLoopbackHost(origin.hostname)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['PUBLIC_ORIGIN'],
+      message:
+        'must use https with OIDC_MODE=bff: the session cookie is a __Host- cookie, which browsers keep ' +
+        'only from a secure origin (loopback excepted)',
+    });
+  }
+  if (env.API_DPOP === 'required') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['API_DPOP'],
+      message:
+        'cannot be "required" with OIDC_MODE=bff: the server calls the API for the browser with bearer tokens ' +
+        'it keeps, which the browser never sees',
+    });
+  }
+}
+
 /** The shared environment (packages/config), with the rules that tie the server's settings together. */
 const envSchema = environment.superRefine((env, ctx) => {
   if (env.OIDC_AUTHORITY && !env.OIDC_CLIENT_ID) {
@@ -65,6 +120,21 @@ const envSchema = environment.superRefine((env, ctx) => {
       path: ['OIDC_CLIENT_ID'],
       message: 'is required when OIDC_AUTHORITY is set',
     });
+  }
+  if (env.OIDC_MODE === 'bff') {
+    bffRules(env, ctx);
+  } else {
+    for (const key of ['OIDC_CLIENT_SECRET', 'OIDC_CLIENT_AUTH', 'OIDC_CLIENT_PRIVATE_KEY_FILE'] as const) {
+      if (env[key] !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message:
+            'is read only with OIDC_MODE=bff: in browser mode the OAuth client is public and holds no secret ' +
+            "(a secret in the browser would be every visitor's)",
+        });
+      }
+    }
   }
   if (Boolean(env.OIDC_INTROSPECTION_CLIENT_ID) !== Boolean(env.OIDC_INTROSPECTION_CLIENT_SECRET)) {
     ctx.addIssue({
@@ -238,6 +308,8 @@ export function loadConfig(env: Record<string, string | undefined>, { dev = fals
     oidc: {
       /** Undefined: no provider is configured, so the local development provider is started. */
       authority: e.OIDC_AUTHORITY,
+      /** Who is the OAuth client: the browser's token vault, or this server (a BFF). */
+      mode: e.OIDC_MODE,
       clientId,
       scope: e.OIDC_SCOPE,
       rolesClaim: e.OIDC_ROLES_CLAIM,
@@ -250,6 +322,28 @@ export function loadConfig(env: Record<string, string | undefined>, { dev = fals
           ? { client_id: e.OIDC_INTROSPECTION_CLIENT_ID, client_secret: e.OIDC_INTROSPECTION_CLIENT_SECRET }
           : undefined,
     },
+    /** BFF mode (OIDC_MODE=bff): the server's client credentials and its sessions; undefined in browser mode. */
+    bff:
+      e.OIDC_MODE === 'bff'
+        ? {
+            /**
+             * The server's client authentication; with the bundled provider and no secret given, a random
+             * secret of this start, which the server hands the provider it starts.
+             */
+            clientAuth:
+              (e.OIDC_CLIENT_AUTH ??
+                (e.OIDC_CLIENT_PRIVATE_KEY_FILE ? 'private_key_jwt' : 'client_secret_basic')) ===
+              'private_key_jwt'
+                ? { method: 'private_key_jwt' as const, keyFile: e.OIDC_CLIENT_PRIVATE_KEY_FILE ?? '' }
+                : {
+                    method: (e.OIDC_CLIENT_AUTH ?? 'client_secret_basic') as
+                      'client_secret_basic' | 'client_secret_post',
+                    secret: e.OIDC_CLIENT_SECRET ?? randomBytes(32).toString('base64url'),
+                  },
+            idleMs: e.BFF_SESSION_IDLE_MINUTES * 60_000,
+            maxMs: e.BFF_SESSION_MAX_HOURS * 3_600_000,
+          }
+        : undefined,
     devIdp: {
       port: e.IDP_PORT,
       testControls: e.DEV_IDP_TEST_CONTROLS,

@@ -6,7 +6,9 @@ import {
   logAnalyticsRunner,
   runOnLogAnalytics,
 } from '@gatehouse/collector';
+import { join } from 'node:path';
 import { createApp } from './app.js';
+import { FileBackend, RedisBackend } from './bff/session-store.js';
 import { createRefusalMetrics } from './auth/refusal-metrics.js';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -135,6 +137,14 @@ async function main() {
     logger,
     refusals,
     ...(shared ? { replay: shared.replayTable() } : {}),
+    ...(config.bff
+      ? {
+          // Redis serves every replica's sessions; without it they stay in this replica's data folder.
+          bffStore: shared
+            ? new RedisBackend(shared.redis, `${shared.prefix}bff:`)
+            : new FileBackend(join(config.collector.dataDir, 'bff-sessions')),
+        }
+      : {}),
   });
   // Node's defaults wait 300 s for a request and take any number of connections: not on a public port.
   const server = await listen(

@@ -100,6 +100,11 @@ export class SharedState {
   /** Since when Redis is known not to answer; undefined while it does. */
   #outageSince: number | undefined;
 
+  /** Before every key of this deployment's (other parts, such as the BFF's sessions, add theirs after it). */
+  get prefix(): string {
+    return this.#prefix;
+  }
+
   constructor(options: SharedStateOptions) {
     this.#prefix = options.prefix ?? 'gatehouse:';
     this.#logger = options.logger;

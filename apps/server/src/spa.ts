@@ -12,7 +12,7 @@ const RAW_INDEX = /^\/index\.html(\.(br|gz))?$/;
 export function publicConfig(config: ServerConfig, authority: string): RuntimeConfig {
   return {
     oidc: {
-      mode: 'browser',
+      mode: config.oidc.mode,
       authority,
       clientId: config.oidc.clientId,
       scope: config.oidc.scope,

@@ -117,7 +117,27 @@ export const environment = z.object({
     .default('http://localhost:3000'),
   PUBLIC_ORIGIN: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
   OIDC_AUTHORITY: optionalText.pipe(z.url({ protocol: /^https?$/ }).optional()),
+  // Who is the OAuth client: the browser (the token vault, a public client) or this server (a BFF, a
+  // confidential client; the browser holds a session cookie only). docs/configuration.md, "Which mode".
+  OIDC_MODE: z.enum(['browser', 'bff']).default('browser'),
   OIDC_CLIENT_ID: optionalText,
+  // BFF mode: how the server authenticates at the token endpoint (a secret, or a private key's JWT).
+  OIDC_CLIENT_SECRET: optionalText,
+  OIDC_CLIENT_AUTH: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']).optional(),
+  OIDC_CLIENT_PRIVATE_KEY_FILE: optionalText,
+  // BFF mode: a session ends after this long without a request, and this long after sign-in whatever.
+  BFF_SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(60),
+  BFF_SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(90 * 24)
+    .default(24),
   OIDC_SCOPE: z
     .string()
     .trim()
