@@ -2,6 +2,7 @@ import type { SignInStep, SignInTrigger } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
+import { providerSessionRemains, sessionExpired, signedOutElsewhere } from './auth-notices';
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
 import { dpopOffered } from './dpop';
 import { isAuthorizationError, toAuthError } from './oidc-errors';
@@ -64,19 +65,6 @@ async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironmen
 /** How long a new tab takes another tab's `here` as the answer to its question. */
 const ASK_TABS_MS = 2_000;
 
-const signedOutElsewhere: AuthNotice = {
-  code: 'signed_out_elsewhere',
-  message: 'You signed out in another tab. Sign in again to continue.',
-};
-const providerSessionRemains: AuthNotice = {
-  code: 'provider_session_remains',
-  message:
-    'You are signed out of this app, but your identity provider offers no way to sign out there, so your session at the provider may remain until you close the browser.',
-};
-const sessionExpired: AuthNotice = {
-  code: 'session_expired',
-  message: 'Your session has expired. Sign in again to continue.',
-};
 const renewalFailed: AuthNotice = {
   code: 'renewal_failed',
   message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
@@ -233,7 +221,7 @@ export class OidcSession implements AuthSession {
 
   private onCallback(): boolean {
     const url = new URL(this.env.location.href);
-    return url.pathname === '/callback' && (url.searchParams.has('code') || url.searchParams.has('error'));
+    return url.pathname === '/callback' && isAnswer(url);
   }
 
   getState = (): AuthState => this.state;
@@ -298,6 +286,8 @@ export class OidcSession implements AuthSession {
 
   /** Processes a callback URL exactly once, however often it is asked (React StrictMode asks twice). */
   completeSignIn(url: string): Promise<CallbackResult> {
+    // Not the provider's answer (the callback reloaded after it was used): nothing to process.
+    if (!isAnswer(new URL(url))) return Promise.resolve({ ok: true, returnTo: '/' });
     const key = new URL(url).searchParams.get('state') ?? url;
     let result = this.callbacks.get(key);
     if (!result) {
@@ -553,6 +543,11 @@ export class OidcSession implements AuthSession {
     if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, false);
     this.setState(state);
   }
+}
+
+/** The provider's answer to an authorization request (Core 3.1.2.5, 3.1.2.6). */
+function isAnswer(url: URL): boolean {
+  return url.searchParams.has('code') || url.searchParams.has('error');
 }
 
 /** The provider refused a scope of the authorization request (`invalid_scope`, Core 3.1.2.6). */
