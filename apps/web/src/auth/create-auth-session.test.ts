@@ -12,7 +12,10 @@ function configure(config: unknown): void {
   document.head.append(script);
 }
 
-const telemetry = { connectionString: `InstrumentationKey=k;IngestionEndpoint=${AUTHORITY}/`, consent: 'ask' };
+const telemetry = {
+  connectionString: `InstrumentationKey=k;IngestionEndpoint=${AUTHORITY}/`,
+  consent: 'ask',
+};
 
 afterEach(() => {
   document.getElementById('gatehouse-config')?.remove();
@@ -27,7 +30,9 @@ describe('createAuthSession', () => {
     const session = await createAuthSession();
     expect(session).toBeInstanceOf(BffSession);
     expect(session.getState()).toEqual({ status: 'signed-out' });
-    expect(fetch.mock.calls.map(([url]) => new URL(String(url)).pathname)).toEqual(['/bff/user']);
+    expect(fetch.mock.calls.map(([input, init]) => new Request(input, init).url)).toEqual([
+      `${window.location.origin}/bff/user`,
+    ]);
   });
 
   it('says sign-in is unavailable when the configuration is invalid', async () => {
