@@ -160,7 +160,7 @@ export class BffSession extends SessionCore<AuthUser> implements AuthSession {
 
   private startSignIn(returnTo: string, trigger: SignInTrigger): Promise<void> {
     const ended = this.state.status === 'signed-out' ? this.state.notice?.code : undefined;
-    const afterEnd = ended === 'session_expired' || ended === 'signed_out_elsewhere';
+    const afterEnd = ended === 'session_expired';
     this.journey.started(trigger === 'button' && afterEnd ? 'expired-session' : trigger);
     this.env.sessionStorage.setItem(RETURN_TO_KEY, safeReturnTo(returnTo));
     // The provider's page is what refers the browser back to /callback (through the server's redirect).
