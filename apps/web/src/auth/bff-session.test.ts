@@ -204,6 +204,17 @@ describe('BffSession.signIn', () => {
     expect(tab.journey()).toEqual(['started']);
   });
 
+  it('counts a sign-in after the session expired as the expired-session trigger', async () => {
+    const server = fakeServer();
+    window.sessionStorage.setItem(SESSION_HINT_KEY, JSON.stringify(shownUser));
+    const tab = newSession(server);
+    await tab.session.start();
+    await tab.session.signIn('/');
+    expect(tab.environment.reportSignIn).toHaveBeenLastCalledWith(
+      expect.objectContaining({ properties: { outcome: 'started', trigger: 'expired-session' } }),
+    );
+  });
+
   it('never returns to another origin after sign-in', async () => {
     const server = fakeServer();
     const { result } = await signInAndReturn(server, `${APP_ORIGIN}/callback`, '//evil.example/x');
@@ -225,11 +236,20 @@ describe('BffSession.completeSignIn', () => {
     ]);
   });
 
-  it('processes the return once under React StrictMode (which asks twice)', async () => {
+  it('processes the return once under React StrictMode (which asks twice at once)', async () => {
     const server = fakeServer();
-    const tab = await signInAndReturn(server);
-    await expect(tab.session.completeSignIn(`${APP_ORIGIN}/callback`)).resolves.toEqual(tab.result);
-    expect(server.calls('/bff/user')).toHaveLength(2); // before, after
+    const before = newSession(server);
+    await before.session.signIn('/profile');
+    server.user = serverUser;
+    const tab = newSession(server, `${APP_ORIGIN}/callback`);
+    const callback = `${APP_ORIGIN}/callback`;
+    const [first, second] = await Promise.all([
+      tab.session.completeSignIn(callback),
+      tab.session.completeSignIn(callback),
+    ]);
+    expect(first).toEqual({ ok: true, returnTo: '/profile' });
+    expect(second).toBe(first);
+    expect(server.calls('/bff/user')).toEqual(['GET /bff/user']);
     expect(tab.journey()).toEqual(['returned', 'redeemed', 'signed-in']);
   });
 
