@@ -9,6 +9,8 @@ import {
   type ReactNode,
 } from 'react';
 import { afterFirstPaint } from '../shared/after-first-paint';
+import { signInUnavailable } from './auth-notices';
+import { createAuthSession } from './create-auth-session';
 import type { AuthSession, AuthState, AuthUser, CallbackResult, SignOutOutcome } from './auth-state';
 import { readSessionHint, sessionMaybeSomewhere } from './session-hint';
 
@@ -27,25 +29,19 @@ const AuthContext = createContext<Auth | null>(null);
 
 const loadingState: AuthState = { status: 'loading' };
 const signedOutState: AuthState = { status: 'signed-out' };
-const loadFailedState: AuthState = {
-  status: 'signed-out',
-  notice: {
-    code: 'provider_unreachable',
-    message: 'Sign-in could not be loaded. Check your connection and reload the page.',
-  },
-};
+const loadFailedState: AuthState = { status: 'signed-out', notice: signInUnavailable };
 const noSubscription = () => () => {};
 
 let defaultSession: Promise<AuthSession> | undefined;
 /**
- * The OIDC code is a chunk of its own, fetched after the first paint (and only once per page), except
+ * The session's code (each mode's) is a chunk of its own, fetched after the first paint (and only once per page), except
  * on the redirect URI: there the token exchange is the page's whole purpose, and it starts at once.
  */
 function loadDefaultSession(): Promise<AuthSession> {
   const urgent = window.location.pathname === '/callback';
-  defaultSession ??= (urgent ? Promise.resolve() : new Promise<void>((resolve) => afterFirstPaint(resolve)))
-    .then(() => import('./oidc-session'))
-    .then((module) => module.createAuthSession());
+  defaultSession ??= (
+    urgent ? Promise.resolve() : new Promise<void>((resolve) => afterFirstPaint(resolve))
+  ).then(() => createAuthSession());
   return defaultSession;
 }
 

@@ -15,6 +15,10 @@ export type AuthErrorCode =
   | 'session_expired'
   | 'signed_out_elsewhere'
   | 'provider_session_remains'
+  /** Back from the provider, but this browser holds no session (BFF: its cookie was not kept). */
+  | 'session_missing'
+  /** The server could not be told to end the session (BFF): it may remain until it expires. */
+  | 'sign_out_failed'
   | 'config_invalid';
 
 /**

@@ -87,6 +87,17 @@ describe('CallbackPage', () => {
     expect(window.location.search).toBe('');
   });
 
+  it("hands a /callback without a query to the session: the BFF's server comes back so", async () => {
+    window.history.replaceState(null, '', '/callback');
+    const session = fakeSession(
+      { status: 'signed-out' },
+      { completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/profile' })) },
+    );
+    const location = renderWith(session, <CallbackPage />, '/callback');
+    await waitFor(() => expect(location.history?.at(-1)).toBe('/profile'));
+    expect(session.completeSignIn).toHaveBeenCalledWith(`${window.location.origin}/callback`);
+  });
+
   it('recovers from a failed navigation by going home, with no code or state left behind', async () => {
     window.history.replaceState(null, '', '/callback?code=c&state=s');
     const session = fakeSession(

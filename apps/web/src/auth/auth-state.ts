@@ -10,9 +10,12 @@ export interface AuthUser {
   name: string;
   email: string | undefined;
   roles: string[];
-  /** Epoch seconds when the access token expires. */
+  /** Epoch seconds when the access token expires; in BFF mode, when the server's session ends. */
   expiresAt: number;
-  /** Epoch seconds when the tokens are to be renewed, or null when they cannot be. */
+  /**
+   * Epoch seconds when the tokens are to be renewed, or null when the page cannot renew them (in BFF mode
+   * always: the server renews them itself).
+   */
   renewsAt: number | null;
 }
 

@@ -14,10 +14,8 @@ export function CallbackPage() {
 
   useEffect(() => {
     const url = window.location.href;
-    if (!window.location.search && !window.location.hash) {
-      navigate('/', { replace: true });
-      return;
-    }
+    // Even without a query: the BFF's server comes back to a bare /callback, and only the session
+    // knows whether that is an answer (a reload of a used one goes home).
     void completeSignIn(url).then((result) => {
       // The entry is cleaned first, so neither a failed navigation nor an error leaves `code` and
       // `state` in the address bar or the history.

@@ -1,5 +1,7 @@
-import { ErrorResponse } from 'oidc-client-ts';
+import { isOAuthErrorCode, type SignInStep } from '@gatehouse/api-contract';
+import { ErrorResponse, ErrorTimeout } from 'oidc-client-ts';
 import { AuthError, providerErrorSentence } from './auth-error';
+import { failureOf, type SignInFailure } from './sign-in-telemetry';
 import { isTransient } from './token-renewal';
 
 /** An error the provider answered the authorization request with (OpenID Connect Core 3.1.2.6). */
@@ -41,4 +43,19 @@ export function toAuthError(error: unknown): AuthError {
     "The identity provider's answer could not be accepted, so sign-in was stopped. Try again; if it keeps happening, tell the provider's administrator.",
     { cause: error },
   );
+}
+
+/** failureOf (sign-in-telemetry.ts), knowing oidc-client-ts's errors too. */
+export function oidcFailureOf(error: unknown, stage: SignInStep): SignInFailure {
+  return failureOf(error, stage, oidcLibraryFailure);
+}
+
+function oidcLibraryFailure(error: unknown, stage: SignInStep): SignInFailure | undefined {
+  if (error instanceof ErrorResponse) {
+    const reason = isOAuthErrorCode(error.error) ? error.error : 'other';
+    // oidc-client-ts attaches the request form to the token endpoint's answers only.
+    return { reason, step: error.form === undefined ? 'provider' : 'redeem' };
+  }
+  if (error instanceof ErrorTimeout) return { reason: 'network', step: stage };
+  return undefined;
 }

@@ -161,6 +161,18 @@ describe('OidcSession.completeSignIn', () => {
     expect(userInfoCalls[0]?.headers.get('Authorization')).toBe(`Bearer ${idp.issued[0]?.access_token}`);
   });
 
+  it('sends a /callback without an answer home, with nothing processed (a reload after the answer)', async () => {
+    const idp = await provider();
+    const session = newSession(`${APP_ORIGIN}/callback`);
+    await session.start();
+    await expect(session.completeSignIn(`${APP_ORIGIN}/callback`)).resolves.toEqual({
+      ok: true,
+      returnTo: '/',
+    });
+    expect(session.environment.reportSignIn).not.toHaveBeenCalled();
+    expect(idp.issued).toHaveLength(0);
+  });
+
   it("keeps no token in the page's storage: the vault holds them", async () => {
     const idp = await provider();
     const session = await signedInSession(idp);

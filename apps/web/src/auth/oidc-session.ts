@@ -2,16 +2,17 @@ import type { SignInStep, SignInTrigger } from '@gatehouse/api-contract';
 import { base64url } from 'jose';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
+import { providerSessionRemains, sessionExpired, signedOutElsewhere } from './auth-notices';
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
 import { dpopOffered } from './dpop';
-import { isAuthorizationError, toAuthError } from './oidc-errors';
+import { isAuthorizationError, oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
+import { pageEnvironment, SessionCore, type CoreEnvironment } from './session-core';
 import { describeUser } from './session-user';
 import { markSessionSomewhere, readSessionHint, writeSessionHint } from './session-hint';
-import { SignInTelemetry, type ReportSignInEvent } from './sign-in-telemetry';
-import { broadcastSignals, type TabSignal, type TabSignals } from './tab-signals';
+import type { TabSignal } from './tab-signals';
 import { VaultError, type ApiAnswer, type ApiRequest, type VaultEvent, type VaultUser } from './token-vault';
 import type { Vault } from './vault-protocol';
 import { telemetry, type ApiCallTracker } from '../telemetry/telemetry';
@@ -21,22 +22,12 @@ type OidcConfig = RuntimeConfig['oidc'];
 /** Scopes the provider refused in this tab (`invalid_scope`) and sign-in does without. */
 const REFUSED_SCOPES_KEY = 'gatehouse.refused-scopes';
 
-export interface SessionEnvironment {
+export interface SessionEnvironment extends CoreEnvironment {
   location: Pick<Location, 'origin' | 'assign' | 'href'>;
   /** Replaces the current history entry (the post-logout return's `state` is taken out of the address). */
   replaceUrl: (url: string) => void;
-  sessionStorage: Storage;
-  /** Where the mark that some tab holds a session lives (session-hint.ts); none: not kept. */
-  localStorage?: Storage | undefined;
-  now: () => number;
   /** The token vault: the OAuth client that holds the tokens, out of the page's reach. */
   vault: Vault;
-  /** What the app's other tabs say of the session (tab-signals.ts); none: this tab is alone. */
-  tabs?: TabSignals | undefined;
-  /** Told the provider's URL before the browser leaves for it (its host is then never a referrer). */
-  leavingFor?: ((url: string) => void) | undefined;
-  /** Where the sign-in, renewal and session-end events go (the telemetry facade); none: nowhere. */
-  reportSignIn?: ReportSignInEvent | undefined;
   /** Reports each API call as a dependency, with the trace context it sends (the telemetry facade). */
   trackApiCall?: ApiCallTracker | undefined;
 }
@@ -44,19 +35,9 @@ export interface SessionEnvironment {
 async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironment> {
   const { WorkerVault } = await import('./vault-client');
   return {
-    location: window.location,
+    ...pageEnvironment(config.clientId),
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
-    sessionStorage: window.sessionStorage,
-    localStorage: window.localStorage,
-    now: () => Date.now(),
     vault: new WorkerVault(),
-    tabs:
-      typeof BroadcastChannel === 'function'
-        ? broadcastSignals(new BroadcastChannel(`gatehouse-session:${config.clientId}`))
-        : undefined,
-    leavingFor: (url) => telemetry.ignoreReferrersFrom(url),
-    reportSignIn: ({ name, properties, measurements }) =>
-      telemetry.trackEvent(name, properties, measurements),
     trackApiCall: telemetry.apiCall,
   };
 }
@@ -64,19 +45,6 @@ async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironmen
 /** How long a new tab takes another tab's `here` as the answer to its question. */
 const ASK_TABS_MS = 2_000;
 
-const signedOutElsewhere: AuthNotice = {
-  code: 'signed_out_elsewhere',
-  message: 'You signed out in another tab. Sign in again to continue.',
-};
-const providerSessionRemains: AuthNotice = {
-  code: 'provider_session_remains',
-  message:
-    'You are signed out of this app, but your identity provider offers no way to sign out there, so your session at the provider may remain until you close the browser.',
-};
-const sessionExpired: AuthNotice = {
-  code: 'session_expired',
-  message: 'Your session has expired. Sign in again to continue.',
-};
 const renewalFailed: AuthNotice = {
   code: 'renewal_failed',
   message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
@@ -130,25 +98,18 @@ interface RequestData {
  * vault (token-vault.ts, in a worker) redeems the code, holds, renews and revokes them and makes the API
  * calls, so no script in the page can read one (ADR 0117).
  */
-export class OidcSession implements AuthSession {
-  private state: AuthState = { status: 'loading' };
-  private readonly listeners = new Set<() => void>();
-  private user: VaultUser | null = null;
+export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
   private readonly provider: ProviderClient;
-  private readonly callbacks = new Map<string, Promise<CallbackResult>>();
-  private readonly journey: SignInTelemetry;
   private readonly vault: Vault;
   /** Until when (epoch ms) a `here` from another tab answers this one's question at start. */
   private askingTabsUntil = 0;
-  /** The sign-in on its way to the provider, if any. */
-  private signingIn: Promise<void> | undefined;
 
   constructor(
     private readonly config: OidcConfig,
     private readonly env: SessionEnvironment,
   ) {
+    super(env, oidcFailureOf);
     this.vault = env.vault;
-    this.journey = new SignInTelemetry(env.reportSignIn ?? (() => false), env.sessionStorage, env.now);
     this.provider = new ProviderClient(
       config,
       { origin: env.location.origin, sessionStorage: env.sessionStorage },
@@ -208,19 +169,16 @@ export class OidcSession implements AuthSession {
    */
   private async onTabSignal(signal: TabSignal): Promise<void> {
     if (signal === 'who') {
-      if (this.user) this.env.tabs?.send('here');
+      this.answerWho();
       return;
     }
     if (signal === 'signed-out') {
-      if (!this.user || this.state.status !== 'signed-in') return;
-      this.journey.sessionEnded('other-tab');
-      this.forget({ status: 'signed-out', notice: signedOutElsewhere });
       // This tab's own tokens, where it has a vault of its own: revoked (the provider session is over).
-      await this.vault.call('signOut').catch(() => undefined);
+      if (this.endedInOtherTab()) await this.vault.call('signOut').catch(() => undefined);
       return;
     }
     const asked = signal === 'signed-in' || this.env.now() <= this.askingTabsUntil;
-    if (!asked || this.state.status !== 'signed-out' || this.onCallback() || this.signingIn) return;
+    if (!asked || this.state.status !== 'signed-out' || this.onCallback() || this.signInUnderWay()) return;
     const held = await this.vault.call('current').catch(() => null);
     if (held) this.show(held);
     else if (this.state.status === 'signed-out') await this.restore();
@@ -233,25 +191,15 @@ export class OidcSession implements AuthSession {
 
   private onCallback(): boolean {
     const url = new URL(this.env.location.href);
-    return url.pathname === '/callback' && (url.searchParams.has('code') || url.searchParams.has('error'));
+    return url.pathname === '/callback' && isAnswer(url);
   }
-
-  getState = (): AuthState => this.state;
-
-  subscribe = (listener: () => void): (() => void) => {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  };
 
   /**
    * Sends the browser to the provider. A sign-in asked for after the session ended (expired, or its
    * renewal failed) counts as the `expired-session` trigger, whichever button asked for it.
    */
   signIn(returnTo: string, trigger: SignInTrigger = 'button'): Promise<void> {
-    // A second call while the first is on its way (StrictMode runs a guard's effect twice) joins it:
-    // one journey, one pending state at the provider.
-    this.signingIn ??= this.startSignIn(returnTo, trigger).finally(() => (this.signingIn = undefined));
-    return this.signingIn;
+    return this.joinSignIn(() => this.startSignIn(returnTo, trigger));
   }
 
   private async startSignIn(returnTo: string, trigger: SignInTrigger): Promise<void> {
@@ -298,13 +246,9 @@ export class OidcSession implements AuthSession {
 
   /** Processes a callback URL exactly once, however often it is asked (React StrictMode asks twice). */
   completeSignIn(url: string): Promise<CallbackResult> {
-    const key = new URL(url).searchParams.get('state') ?? url;
-    let result = this.callbacks.get(key);
-    if (!result) {
-      result = this.processCallback(url);
-      this.callbacks.set(key, result);
-    }
-    return result;
+    // Not the provider's answer (the callback reloaded after it was used): nothing to process.
+    if (!isAnswer(new URL(url))) return Promise.resolve({ ok: true, returnTo: '/' });
+    return this.callbackOnce(new URL(url).searchParams.get('state') ?? url, () => this.processCallback(url));
   }
 
   private async processCallback(url: string): Promise<CallbackResult> {
@@ -506,11 +450,6 @@ export class OidcSession implements AuthSession {
     this.env.replaceUrl(`${url.pathname}${url.search}${url.hash}`);
   }
 
-  private setState(state: AuthState): void {
-    this.state = state;
-    for (const listener of this.listeners) listener();
-  }
-
   /** What the vault announced: a session (a sign-in or a renewal, here or in another tab), or its end. */
   private onVaultEvent(event: VaultEvent, report: boolean): void {
     if (this.state.status === 'signing-out') return;
@@ -541,18 +480,14 @@ export class OidcSession implements AuthSession {
     const arriving = this.state.status !== 'signed-in';
     this.user = user;
     const described = describeUser(user, this.config, user.renewsAt);
-    writeSessionHint(this.env.sessionStorage, described);
-    if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, true);
-    this.setState({ status: 'signed-in', user: described });
+    this.keep(described);
     if (arriving) this.env.tabs?.send('signed-in');
   }
+}
 
-  private forget(state: AuthState): void {
-    this.user = null;
-    writeSessionHint(this.env.sessionStorage, null);
-    if (this.env.localStorage) markSessionSomewhere(this.env.localStorage, false);
-    this.setState(state);
-  }
+/** The provider's answer to an authorization request (Core 3.1.2.5, 3.1.2.6). */
+function isAnswer(url: URL): boolean {
+  return url.searchParams.has('code') || url.searchParams.has('error');
 }
 
 /** The provider refused a scope of the authorization request (`invalid_scope`, Core 3.1.2.6). */

@@ -4,8 +4,8 @@ import { ErrorResponse, ErrorTimeout } from 'oidc-client-ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthError } from './auth-error';
 import { failedCheck } from './id-token';
-import { toAuthError } from './oidc-errors';
-import { failureOf, SignInTelemetry, type SignInTelemetryEvent } from './sign-in-telemetry';
+import { oidcFailureOf as failureOf, toAuthError } from './oidc-errors';
+import { SignInTelemetry, type SignInTelemetryEvent } from './sign-in-telemetry';
 
 function recorder(sent = true) {
   const events: SignInTelemetryEvent[] = [];
@@ -17,6 +17,7 @@ function recorder(sent = true) {
     },
     window.sessionStorage,
     () => now,
+    failureOf,
   );
   return { events, journey, advance: (ms: number) => (now += ms) };
 }

@@ -1,5 +1,4 @@
 import {
-  isOAuthErrorCode,
   RENEWAL_EVENT,
   SESSION_END_EVENT,
   SIGN_IN_DURATION_MEASUREMENT,
@@ -12,9 +11,7 @@ import {
   type SignInStep,
   type SignInTrigger,
 } from '@gatehouse/api-contract';
-import { ErrorResponse } from 'oidc-client-ts';
 import { AuthError } from './auth-error';
-import { isTransient } from './token-renewal';
 
 /** One custom event as the telemetry facade sends it. */
 export interface SignInTelemetryEvent {
@@ -72,15 +69,26 @@ export function sessionEndEvent(reason: SessionEndReason): SignInTelemetryEvent 
   return { name: SESSION_END_EVENT, properties: { reason }, measurements: {} };
 }
 
+/** Why a step failed, as the sign-in telemetry reports it. */
+export interface SignInFailure {
+  reason: SignInFailureReason;
+  step: SignInStep;
+}
+
+/** Classifies what a step threw (`stage`: where the journey was). */
+export type FailureOf = (error: unknown, stage: SignInStep) => SignInFailure;
+
 /**
  * Why a step failed, as a stable code, and the step the error itself names (else `stage`, where the
- * journey was). The provider's `error` counts only when it is a registered code; its
- * `error_description`, and every message, never leave.
+ * journey was): the app's AuthError, a failed fetch (TypeError), and what `libraryFailure` recognizes (an
+ * OAuth library's own errors, oidc-errors.ts: this module loads none, so the BFF session's chunk stays
+ * without one). Messages never leave.
  */
 export function failureOf(
   error: unknown,
   stage: SignInStep,
-): { reason: SignInFailureReason; step: SignInStep } {
+  libraryFailure?: (error: unknown, stage: SignInStep) => SignInFailure | undefined,
+): SignInFailure {
   if (error instanceof AuthError) {
     if (error.reason) {
       const checked = error.reason.startsWith('id_token_') || error.reason === 'nonce_mismatch';
@@ -97,16 +105,13 @@ export function failureOf(
       case 'id_token_invalid':
         return { reason: 'id_token_missing', step: 'id-token' };
       default:
-        if (error.cause !== undefined) return failureOf(error.cause, stage);
+        if (error.cause !== undefined) return failureOf(error.cause, stage, libraryFailure);
         return { reason: 'response_invalid', step: stage };
     }
   }
-  if (error instanceof ErrorResponse) {
-    const reason = isOAuthErrorCode(error.error) ? error.error : 'other';
-    // oidc-client-ts attaches the request form to the token endpoint's answers only (oidc-errors.ts).
-    return { reason, step: error.form === undefined ? 'provider' : 'redeem' };
-  }
-  if (isTransient(error)) return { reason: 'network', step: stage };
+  const known = libraryFailure?.(error, stage);
+  if (known) return known;
+  if (error instanceof TypeError) return { reason: 'network', step: stage };
   return { reason: 'response_invalid', step: stage };
 }
 
@@ -119,6 +124,8 @@ export class SignInTelemetry {
     private readonly report: ReportSignInEvent,
     private readonly storage: Storage,
     private readonly now: () => number,
+    /** How a failure is classified: the browser session's knows oidc-client-ts's errors. */
+    private readonly classify: FailureOf = failureOf,
   ) {}
 
   /** The browser is about to leave for the provider. */
@@ -152,7 +159,7 @@ export class SignInTelemetry {
   }
 
   failed(error: unknown, stage: SignInStep): void {
-    const { reason, step } = failureOf(error, stage);
+    const { reason, step } = this.classify(error, stage);
     this.reportStep('failed', { reason, step });
     this.forget();
   }
@@ -168,7 +175,9 @@ export class SignInTelemetry {
   }
 
   renewal(outcome: RenewalOutcome, error?: unknown): void {
-    this.report(renewalEvent(outcome, error === undefined ? undefined : failureOf(error, 'redeem').reason));
+    this.report(
+      renewalEvent(outcome, error === undefined ? undefined : this.classify(error, 'redeem').reason),
+    );
   }
 
   sessionEnded(reason: SessionEndReason): void {

@@ -4,10 +4,9 @@ import type { RuntimeConfig } from '../config/runtime-config';
 import { AuthError, type AuthErrorCode } from './auth-error';
 import { DpopKey, type DpopStore } from './dpop';
 import { validateIdToken } from './id-token';
-import { toAuthError } from './oidc-errors';
+import { oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { isBound, userFrom } from './session-user';
-import { failureOf } from './sign-in-telemetry';
 import { isTransient, TokenRenewal } from './token-renewal';
 import type { Vault, VaultOperation, VaultOperations } from './vault-protocol';
 
@@ -120,7 +119,7 @@ export function callError(failed: CallFailure): Error {
 export function vaultFailure(error: unknown, stage: SignInStep): VaultFailure {
   if (error instanceof VaultError) return error.failure;
   const authError = toAuthError(error);
-  const { reason, step } = failureOf(error, stage);
+  const { reason, step } = oidcFailureOf(error, stage);
   return { code: authError.code, message: authError.message, reason, step, transient: isTransient(error) };
 }
 
