@@ -32,6 +32,8 @@ const IDP_PORT = PORT_BASE + 1;
 const APP_PORT = PORT_BASE + 2;
 const BASELINE_PORT = PORT_BASE + 3;
 const BASELINE_IDP_PORT = PORT_BASE + 4;
+const BFF_PORT = PORT_BASE + 5;
+const BFF_IDP_PORT = PORT_BASE + 6;
 const BASELINE_REF = process.env.BENCH_BASELINE_REF;
 const FRONT = `http://localhost:${FRONT_PORT}`;
 const IDP = `http://localhost:${IDP_PORT}`;
@@ -47,8 +49,11 @@ const LABELS = {
   gatehouse: 'Gatehouse home',
   'gatehouse-unisolated': 'Gatehouse home without its COOP header',
   'gatehouse-baseline': `Gatehouse home at ${BASELINE_REF}`,
+  'gatehouse-bff': 'Gatehouse home, BFF mode (OIDC_MODE=bff)',
 };
-const SIGNS_IN = ['bare-oidc', 'eager-stack', 'gatehouse', 'gatehouse-unisolated'];
+const SIGNS_IN = ['bare-oidc', 'eager-stack', 'gatehouse', 'gatehouse-unisolated', 'gatehouse-bff'];
+/** Pages whose signed-in app has Gatehouse's Diagnostics page, where one API call is timed. */
+const CALLS_API = new Set(['gatehouse', 'gatehouse-unisolated', 'gatehouse-bff', 'gatehouse-baseline']);
 /**
  * Gatehouse's header that puts its pages in a browsing context group of their own (COOP). Chromium may
  * then commit the page in a new renderer process: a cost no peer here pays, so Gatehouse is also measured
@@ -239,7 +244,7 @@ export async function measureFirstPaint(browser, url, contextOptions = {}) {
  * shown to its submission); the provider's requests the page itself makes (not the login form's);
  * then a reload of the signed-in page, watched from its first byte for a "Sign in" control.
  */
-export async function measureSignIn(browser, front = FRONT, idp = IDP) {
+export async function measureSignIn(browser, front = FRONT, idp = IDP, { api = false } = {}) {
   const context = await browser.newContext();
   const page = await context.newPage();
   // From the signed-out page's load (a page may fetch discovery before the click) to the signed-in UI.
@@ -286,6 +291,17 @@ export async function measureSignIn(browser, front = FRONT, idp = IDP) {
   await page.reload({ waitUntil: 'load' });
   await page.getByTestId('display-name').waitFor();
   const reload = await page.evaluate(() => window.__reload);
+  // One API call through the app (the vault's, or the BFF's cookie), click to answer shown.
+  let apiMs;
+  if (api) {
+    await page.getByRole('navigation').getByRole('link', { name: 'Diagnostics' }).click();
+    const call = page.getByRole('button', { name: 'Call the API' });
+    await call.waitFor();
+    const started = performance.now();
+    await call.click();
+    await page.getByRole('status').filter({ hasText: 'The API answered' }).waitFor();
+    apiMs = performance.now() - started;
+  }
   await context.close();
   return {
     ms: formShown - clicked + (signedIn - submitted),
@@ -293,6 +309,7 @@ export async function measureSignIn(browser, front = FRONT, idp = IDP) {
     navigations: requests.filter((r) => r.kind === 'navigation').map((r) => r.what),
     reloadSignedInMs: reload.signedInAt,
     reloadShowedSignedOut: reload.signedOut,
+    apiMs,
   };
 }
 
@@ -316,6 +333,11 @@ export async function run() {
     APP_PORT,
     IDP_PORT,
   );
+  const bffServer = await startGatehouse(
+    { PUBLIC_ORIGIN: FRONT, TELEMETRY_CONSENT: 'implied', OIDC_MODE: 'bff' },
+    BFF_PORT,
+    BFF_IDP_PORT,
+  );
   const baseline = BASELINE_REF ? buildBaseline(BASELINE_REF) : undefined;
   const baselineServer =
     baseline &&
@@ -329,14 +351,23 @@ export async function run() {
   const upstream = (name) =>
     name === 'gatehouse-baseline'
       ? BASELINE_PORT
-      : GATEHOUSE_PAGES.has(name)
-        ? APP_PORT
-        : servers[name].address().port;
-  const idpOf = (name) => (name === 'gatehouse-baseline' ? `http://localhost:${BASELINE_IDP_PORT}` : IDP);
+      : name === 'gatehouse-bff'
+        ? BFF_PORT
+        : GATEHOUSE_PAGES.has(name)
+          ? APP_PORT
+          : servers[name].address().port;
+  const idpOf = (name) =>
+    name === 'gatehouse-baseline'
+      ? `http://localhost:${BASELINE_IDP_PORT}`
+      : name === 'gatehouse-bff'
+        ? `http://localhost:${BFF_IDP_PORT}`
+        : IDP;
   const strip = (name) => (name === 'gatehouse-unisolated' ? ISOLATION_HEADERS : []);
   const browser = await launchChromium();
   const measured = baseline ? ['gatehouse-baseline'] : [];
-  const paints = Object.fromEntries([...PEERS, ...GATEHOUSE_PAGES, ...measured].map((name) => [name, []]));
+  const paints = Object.fromEntries(
+    [...PEERS, ...GATEHOUSE_PAGES, 'gatehouse-bff', ...measured].map((name) => [name, []]),
+  );
   const signIns = Object.fromEntries([...SIGNS_IN, ...measured].map((name) => [name, []]));
   try {
     // One unmeasured round each: the servers' and the browser's cold start are not what is compared.
@@ -348,13 +379,14 @@ export async function run() {
       }
       for (const name of Object.keys(signIns)) {
         front.route(upstream(name), strip(name));
-        const result = await measureSignIn(browser, FRONT, idpOf(name));
+        const result = await measureSignIn(browser, FRONT, idpOf(name), { api: CALLS_API.has(name) });
         if (i >= 0) signIns[name].push(result);
       }
     }
   } finally {
     await browser.close();
     gatehouse.kill('SIGTERM');
+    bffServer.kill('SIGTERM');
     baselineServer?.kill('SIGTERM');
     baseline?.remove();
     front.server.close();
@@ -384,6 +416,7 @@ function report(paints, signIns) {
         providerNavigations: signedIn.at(-1).navigations,
         reloadSignedInMs: median(signedIn.map((r) => r.reloadSignedInMs)),
         reloadShowedSignedOut: signedIn.filter((r) => r.reloadShowedSignedOut).length,
+        apiCallMs: signedIn[0]?.apiMs === undefined ? undefined : median(signedIn.map((r) => r.apiMs)),
       });
     }
   }
@@ -426,6 +459,16 @@ function report(paints, signIns) {
       `  ${LABELS[name].padEnd(46)}${ms(p.reloadSignedInMs).padEnd(20)}signed-out UI shown in ${p.reloadShowedSignedOut} of ${RUNS}`,
     );
   }
+  console.log('\nOne API call through the app (Diagnostics, "Call the API": click -> answer shown), by mode');
+  for (const name of Object.keys(signIns)) {
+    const p = pages[name];
+    if (p.apiCallMs !== undefined) console.log(`  ${LABELS[name].padEnd(46)}${ms(p.apiCallMs)}`);
+  }
+  const bffPage = pages['gatehouse-bff'];
+  console.log(
+    `BFF mode against the browser mode in the same run: sign-in ${ratio(bffPage.signInMs, pages.gatehouse.signInMs)}, ` +
+      `reload ${ratio(bffPage.reloadSignedInMs, pages.gatehouse.reloadSignedInMs)}, API call ${ratio(bffPage.apiCallMs, pages.gatehouse.apiCallMs)}`,
+  );
   const goals = (name) =>
     `FCP ${ratio(pages[name].fcpMs, bare.fcpMs)} (<= 1.10), JS ${ratio(pages[name].jsBeforePaintGzipBytes, bare.jsBeforePaintGzipBytes)} (<= 1.5), ` +
     `sign-in ${ratio(pages[name].signInMs, oidc.signInMs)} (<= 1.20), provider calls ${pages[name].providerCalls.length} vs ${oidc.providerCalls.length}, ` +

@@ -16,6 +16,8 @@ import { requireTool, startServer, type StartedServer } from './support';
 test.describe.configure({ timeout: 120_000 });
 
 let server: StartedServer;
+/** The same, in BFF mode (OIDC_MODE=bff): the server is the OAuth client. */
+let bff: StartedServer;
 test.beforeAll(async () => {
   // As the shared server (playwright.config.ts), but with the short token lifetime the journey needs.
   // Offset 82: 90 would be port 4190, on the Fetch standard's list of blocked ports (the browsers and
@@ -24,16 +26,21 @@ test.beforeAll(async () => {
     NODE_ENV: 'production',
     DEV_IDP_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
   });
+  bff = await startServer(104, {
+    NODE_ENV: 'production',
+    OIDC_MODE: 'bff',
+    DEV_IDP_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
+  });
 });
 test.afterAll(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), bff?.stop()]);
 });
 
-async function walk(open: () => Promise<BrowserSession>) {
+async function walk(open: () => Promise<BrowserSession>, mode: 'browser' | 'bff' = 'browser') {
   const session = await open();
   test.info().annotations.push({ type: 'browser', description: session.name });
   try {
-    await journey(session, server);
+    await journey(session, mode === 'bff' ? { ...bff, mode } : server);
   } finally {
     await session.close();
   }
@@ -52,4 +59,19 @@ test('the journey in WebKit (WebKitWebDriver)', async () => {
   requireTool('webkit');
   const { driver = '', xvfb = '' } = findWebKit();
   await walk(() => webkitSession({ driver, xvfb }, port(88)));
+});
+
+test('the BFF journey in Chromium (Playwright)', async ({ browser }) => {
+  await walk(() => playwrightSession(browser), 'bff');
+});
+
+test('the BFF journey in Firefox (WebDriver BiDi)', async () => {
+  requireTool('firefox');
+  await walk(() => firefoxSession(findFirefox().path ?? ''), 'bff');
+});
+
+test('the BFF journey in WebKit (WebKitWebDriver)', async () => {
+  requireTool('webkit');
+  const { driver = '', xvfb = '' } = findWebKit();
+  await walk(() => webkitSession({ driver, xvfb }, port(88)), 'bff');
 });

@@ -10,12 +10,16 @@ import { signIn, startServer, type StartedServer } from './support';
  * find no access, refresh or ID token, and no Authorization header. What the provider issued is read
  * from the provider itself (its test controls), since the point is that the page cannot tell.
  */
-let server: StartedServer;
+/** Both modes (OIDC_MODE): the token vault in the browser, and the BFF, where the server is the client. */
+const servers: Record<'browser' | 'bff', StartedServer | undefined> = { browser: undefined, bff: undefined };
 test.beforeAll(async () => {
-  server = await startServer(24, { DEV_IDP_DPOP: 'off', DEV_IDP_TEST_CONTROLS: '1' });
+  [servers.browser, servers.bff] = await Promise.all([
+    startServer(24, { DEV_IDP_DPOP: 'off', DEV_IDP_TEST_CONTROLS: '1' }),
+    startServer(106, { OIDC_MODE: 'bff', DEV_IDP_DPOP: 'off', DEV_IDP_TEST_CONTROLS: '1' }),
+  ]);
 });
 test.afterAll(async () => {
-  await server.stop();
+  await Promise.all(Object.values(servers).flatMap((server) => (server ? [server.stop()] : [])));
 });
 
 async function issuedTokens(provider: string): Promise<string[]> {
@@ -111,22 +115,27 @@ async function everythingReadable(page: Page): Promise<string> {
   });
 }
 
-test('a script injected into the signed-in page finds no token and no Authorization header', async ({
-  page,
-}) => {
-  await page.goto(server.origin);
-  await signIn(page, undefined, server.provider);
-  const tokens = await issuedTokens(server.provider);
-  expect(tokens.length).toBeGreaterThanOrEqual(3); // access, refresh and ID token, at least
+for (const mode of ['browser', 'bff'] as const) {
+  test(`in ${mode} mode, a script injected into the signed-in page finds no token and no Authorization header`, async ({
+    page,
+  }) => {
+    const server = servers[mode];
+    if (!server) throw new Error(`no ${mode} server`);
+    await page.goto(server.origin);
+    await signIn(page, undefined, server.provider);
+    const tokens = await issuedTokens(server.provider);
+    expect(tokens.length).toBeGreaterThanOrEqual(3); // access, refresh and ID token, at least
 
-  await injectAndLoot(page);
-  // The app calls its API (the Profile page), with the attacker's wrappers in place.
-  await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
-  await expect(page.getByTestId('api-me')).toContainText('"sub": "alice"');
+    await injectAndLoot(page);
+    // The app calls its API (the Profile page), with the attacker's wrappers in place.
+    await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
+    await expect(page.getByTestId('api-me')).toContainText('"sub": "alice"');
 
-  const readable = await everythingReadable(page);
-  expect(readable).not.toMatch(/authorization:/i);
-  // The ID token goes to the provider with the sign-out request only (id_token_hint), so it is not
-  // readable before; access and refresh tokens never are.
-  for (const token of tokens) expect(readable.includes(token), 'a token is readable by the page').toBe(false);
-});
+    const readable = await everythingReadable(page);
+    expect(readable).not.toMatch(/authorization:/i);
+    // The ID token goes to the provider with the sign-out request only (id_token_hint), so it is not
+    // readable before; access and refresh tokens never are.
+    for (const token of tokens)
+      expect(readable.includes(token), 'a token is readable by the page').toBe(false);
+  });
+}

@@ -353,6 +353,33 @@ export async function startServer(
 }
 
 /**
+ * The headers of a BFF session (OIDC_MODE=bff) for `account`, signed in from Node as a browser would:
+ * /bff/login, the provider's form, the server's callback. The session cookie with the custom header that
+ * every cookie-authenticated call needs; the jar, for what follows.
+ */
+export async function bffSessionFor(
+  app: string,
+  account: { username: string; password: string },
+): Promise<{ jar: CookieJar; headers: Record<string, string>; landedAt: URL }> {
+  const jar = new CookieJar();
+  let at = new URL(`${app}/bff/login`);
+  let response = await oidcRequest(jar, at);
+  const follow = async () => {
+    while (response.status >= 300 && response.status < 400) {
+      at = new URL(response.headers.get('Location') ?? '', at);
+      // The SPA's callback route: the server's part is done.
+      if (at.origin === app && at.pathname === '/callback') return;
+      response = await oidcRequest(jar, at);
+    }
+  };
+  await follow();
+  const action = new URL(loginAction(await response.text()), at);
+  response = await oidcRequest(jar, action, form({ username: account.username, password: account.password }));
+  await follow();
+  return { jar, headers: { Cookie: jar.header(), 'X-CSRF': '1' }, landedAt: at };
+}
+
+/**
  * A bearer access token for `account`, signed in at the bundled provider from Node as the app's client
  * (PKCE, its registered redirect URI), without a DPoP proof: for a test that reads the API as that
  * account while the browser's own tokens stay in its token vault.

@@ -1,7 +1,7 @@
 import { expect as baseExpect } from '@playwright/test';
 import { TEST_CONTROLS_SECRET } from '../../playwright.config';
 import type { BrowserSession, Tab } from './driver';
-import { bearerTokenFor } from '../support';
+import { bearerTokenFor, bffSessionFor } from '../support';
 import {
   hidePage,
   locate,
@@ -38,6 +38,11 @@ export const ACCESS_TOKEN_TTL_SECONDS = 20;
 export interface JourneyServer {
   origin: string;
   provider: string;
+  /**
+   * Who is the OAuth client (OIDC_MODE): the browser's token vault (default), or the server (`bff`), which
+   * holds bearer tokens and renews them when a call needs it.
+   */
+  mode?: 'browser' | 'bff';
 }
 
 interface Tokens {
@@ -135,7 +140,7 @@ async function tokensOf(tab: Tab, provider: string): Promise<Tokens> {
 
 export async function journey(
   browser: BrowserSession,
-  { origin: APP, provider: IDP }: JourneyServer,
+  { origin: APP, provider: IDP, mode = 'browser' }: JourneyServer,
 ): Promise<void> {
   const tab = await browser.newTab();
 
@@ -166,9 +171,10 @@ export async function journey(
   const signedIn = await tokensOf(tab, IDP);
   expect(signedIn.access_token).toBeTruthy();
   expect(signedIn.refresh_token).toBeTruthy();
-  // Bound to this browser's own non-extractable key (DPoP, the local provider's default): WebCrypto
-  // keys kept in IndexedDB, which each engine must support.
-  expect(signedIn.token_type).toBe('DPoP');
+  // Browser mode: bound to this browser's own non-extractable key (DPoP, the local provider's default):
+  // WebCrypto keys kept in IndexedDB, which each engine must support. BFF mode: the server's tokens,
+  // which never reach the browser.
+  expect(signedIn.token_type).toBe(mode === 'bff' ? 'Bearer' : 'DPoP');
 
   // A reload keeps the session (the token vault, or the provider's session through a top-level
   // prompt=none request), and the signed-in UI comes back.
@@ -179,6 +185,7 @@ export async function journey(
   await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
   await expectSeen(tab, { testId: 'profile-name' }, ADMIN.name);
   await expectSeen(tab, { testId: 'profile-email' }, ADMIN.email);
+  if (mode === 'bff') await expectSeen(tab, { testId: 'profile-renews' }, /^by the server, until /);
   await expectSeen(tab, { testId: 'api-me' }, /"sub": "admin"/);
   await press(tab, { role: 'link', name: 'Diagnostics', within: { role: 'navigation' } });
   await expectSeen(tab, { role: 'heading', name: 'Diagnostics' });
@@ -192,7 +199,19 @@ export async function journey(
   await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
 
   // Renewal: before the access token expires the tab renews it silently with its refresh token, which
-  // rotates; the user stays signed in and the renewed token works.
+  // rotates; the user stays signed in and the renewed token works. The BFF renews on the server when a
+  // call comes past half the token's life: the app's next call, made here once that time has come.
+  if (mode === 'bff') {
+    await new Promise((resolve) =>
+      setTimeout(
+        resolve,
+        Math.max(0, (signedIn.expires_at ?? 0) * 1000 - (ACCESS_TOKEN_TTL_SECONDS * 1000) / 2 - Date.now()) +
+          1_000,
+      ),
+    );
+    await press(tab, { role: 'button', name: 'Call the API' });
+    await expectSeen(tab, { role: 'status' }, 'The API answered for admin.');
+  }
   await expect
     .poll(async () => (await tokensOf(tab, IDP)).expires_at ?? 0, {
       message: 'the tokens are renewed',
@@ -211,11 +230,15 @@ export async function journey(
   // Telemetry: what this browser sent is in the collector's store, under its session, with the
   // pseudonymous user and never a token, a code or the user's name.
   await tab.evaluate(hidePage, null);
-  // Read as an admin from outside the browser: the browser's tokens are its vault's alone.
-  const adminToken = await bearerTokenFor(APP, IDP, ADMIN);
+  // Read as an admin from outside the browser: the browser's tokens are its vault's alone (or the
+  // server's, in BFF mode, where the admin gets a session of their own).
+  const adminHeaders =
+    mode === 'bff'
+      ? (await bffSessionFor(APP, ADMIN)).headers
+      : { Authorization: `Bearer ${await bearerTokenFor(APP, IDP, ADMIN)}` };
   const timeline = async () => {
     const answer = await fetch(`${APP}/api/usage/sessions/${encodeURIComponent(telemetrySession)}/timeline`, {
-      headers: { Authorization: `Bearer ${adminToken}` },
+      headers: adminHeaders,
     });
     return answer.status === 200
       ? ((await answer.json()) as {

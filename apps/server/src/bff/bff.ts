@@ -22,9 +22,6 @@ import { LockTimeoutError, newId, type SessionStore } from './session-store.js';
  * renewed first when it is about to expire.
  */
 
-export const SESSION_COOKIE = '__Host-gatehouse-session';
-/** Ties a sign-in under way to the browser that started it (login CSRF): its value is part of the key. */
-export const LOGIN_COOKIE = '__Host-gatehouse-login';
 /** The request header every cookie-authenticated call must carry (RFC 10017 6.1.3.2; Duende BFF's name). */
 export const CSRF_HEADER = 'x-csrf';
 
@@ -82,12 +79,38 @@ const dueForRenewal = (session: SessionRecord, now: number) =>
 const TOUCH_EVERY_MS = 60_000;
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 
-const cookieOptions = (maxAgeMs: number): CookieOptions => ({
-  httpOnly: true,
-  secure: true,
-  path: '/',
-  maxAge: maxAgeMs,
-});
+/**
+ * The session cookie, and the one that ties a sign-in under way to the browser that started it (login
+ * CSRF: its value is part of the sign-in's key). `__Host-` and Secure on https; on a plain-http loopback
+ * origin (development, tests; config.ts allows no other) without both, since WebKit keeps no Secure
+ * cookie from http://localhost, where no network lies between the browser and the server.
+ */
+export function bffCookies(publicOrigin: string) {
+  const secure = new URL(publicOrigin).protocol === 'https:';
+  const prefix = secure ? '__Host-' : '';
+  const cookie = (name: string, sameSite: 'strict' | 'lax') => {
+    const options = (maxAge: number): CookieOptions => ({
+      httpOnly: true,
+      secure,
+      path: '/',
+      sameSite,
+      maxAge,
+    });
+    return {
+      name: `${prefix}${name}`,
+      of: (req: Request) => cookiesOf(req)[`${prefix}${name}`],
+      set: (res: Response, value: string, maxAgeMs: number) =>
+        res.cookie(`${prefix}${name}`, value, options(maxAgeMs)),
+      clear: (res: Response) => res.clearCookie(`${prefix}${name}`, options(0)),
+    };
+  };
+  return {
+    // Strict: the SPA's own calls are same-site even when its document came from another site's link.
+    session: cookie('gatehouse-session', 'strict'),
+    // Lax: the provider's redirect back is a cross-site top-level navigation, which must carry it.
+    login: cookie('gatehouse-login', 'lax'),
+  };
+}
 
 function cookiesOf(req: Request): Record<string, string | undefined> {
   return parseCookies(req.headers.cookie ?? '');
@@ -132,10 +155,12 @@ function callbackError(error: unknown): { code: string; description: string } {
 
 export class Bff {
   readonly #now: () => number;
+  readonly #cookies: ReturnType<typeof bffCookies>;
   #jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
 
   constructor(private readonly options: BffOptions) {
     this.#now = options.now ?? Date.now;
+    this.#cookies = bffCookies(options.publicOrigin);
   }
 
   router(): express.Router {
@@ -144,10 +169,16 @@ export class Bff {
       res.set('Cache-Control', 'no-store');
       next();
     });
-    router.get('/login', (req, res, next) => this.login(req, res).catch(next));
-    router.get('/callback', (req, res, next) => this.callback(req, res).catch(next));
+    router.get('/login', (req, res) =>
+      this.login(req, res).catch((error: unknown) => this.#interrupted(res, error)),
+    );
+    router.get('/callback', (req, res) =>
+      this.callback(req, res).catch((error: unknown) => this.#interrupted(res, error)),
+    );
     router.get('/user', this.sameOrigin, (req, res, next) => this.user(req, res).catch(next));
-    router.post('/logout', this.sameOrigin, (req, res, next) => this.logout(req, res).catch(next));
+    router.post('/logout', this.sameOrigin, (req, res) =>
+      this.logout(req, res).catch((error: unknown) => this.#unavailable(res, error)),
+    );
     router.post(
       '/backchannel-logout',
       express.urlencoded({ extended: false, limit: '16kb' }),
@@ -173,7 +204,7 @@ export class Bff {
    * which checks it as it checks any caller's. A request that brings its own Authorization is left as it is.
    */
   readonly apiSession = (req: Request, res: Response, next: NextFunction) => {
-    const id = cookiesOf(req)[SESSION_COOKIE];
+    const id = this.#cookies.session.of(req);
     if (id === undefined || req.headers.authorization !== undefined) return next();
     const refusal = csrfRefusal(req, this.options.publicOrigin);
     if (refusal !== undefined) return this.sameOrigin(req, res, next);
@@ -197,7 +228,7 @@ export class Bff {
       });
       return;
     }
-    const binder = cookiesOf(req)[LOGIN_COOKIE] ?? newId();
+    const binder = this.#cookies.login.of(req) ?? newId();
     const login: LoginRecord = {
       verifier: client.randomPKCECodeVerifier(),
       nonce: client.randomNonce(),
@@ -215,15 +246,14 @@ export class Bff {
       nonce: login.nonce,
       ...prompt,
     });
-    // Lax: the provider's redirect back is a cross-site top-level navigation, which must carry it.
-    res.cookie(LOGIN_COOKIE, binder, { ...cookieOptions(LOGIN_TTL_MS), sameSite: 'lax' });
+    this.#cookies.login.set(res, binder, LOGIN_TTL_MS);
     res.redirect(302, url.href);
   }
 
   private async callback(req: Request, res: Response) {
     const params = new URL(req.originalUrl, this.options.publicOrigin).searchParams;
     const state = params.get('state') ?? '';
-    const binder = cookiesOf(req)[LOGIN_COOKIE];
+    const binder = this.#cookies.login.of(req);
     const login =
       state && binder ? await this.options.store.take<LoginRecord>('login', `${state}.${binder}`) : undefined;
     if (!login) {
@@ -290,12 +320,12 @@ export class Bff {
       seenAt: now,
     };
     // A new id at every sign-in (no session fixation); the browser's earlier session, if any, ends.
-    const earlier = cookiesOf(req)[SESSION_COOKIE];
+    const earlier = this.#cookies.session.of(req);
     if (earlier) await this.options.store.delete('session', earlier);
     const id = newId();
     await this.#save(id, session);
-    res.cookie(SESSION_COOKIE, id, { ...cookieOptions(this.options.maxMs), sameSite: 'strict' });
-    res.clearCookie(LOGIN_COOKIE, { ...cookieOptions(0), sameSite: 'lax' });
+    this.#cookies.session.set(res, id, this.options.maxMs);
+    this.#cookies.login.clear(res);
     this.options.logger.info(
       { event: 'bff.signed_in', hasRefreshToken: session.refreshToken !== undefined },
       'BFF session started',
@@ -304,7 +334,7 @@ export class Bff {
   }
 
   private async user(req: Request, res: Response) {
-    const id = cookiesOf(req)[SESSION_COOKIE];
+    const id = this.#cookies.session.of(req);
     let session: SessionRecord | undefined;
     try {
       session = id === undefined ? undefined : await this.#activeSession(id, res);
@@ -329,10 +359,10 @@ export class Bff {
   }
 
   private async logout(req: Request, res: Response) {
-    const id = cookiesOf(req)[SESSION_COOKIE];
+    const id = this.#cookies.session.of(req);
     const session = id === undefined ? undefined : await this.options.store.get<SessionRecord>('session', id);
     if (id !== undefined) await this.options.store.delete('session', id);
-    res.clearCookie(SESSION_COOKIE, { ...cookieOptions(0), sameSite: 'strict' });
+    this.#cookies.session.clear(res);
     if (!session) {
       res.json({ endSessionUrl: null });
       return;
@@ -438,12 +468,12 @@ export class Bff {
       session = undefined;
     }
     if (!session) {
-      res.clearCookie(SESSION_COOKIE, { ...cookieOptions(0), sameSite: 'strict' });
+      this.#cookies.session.clear(res);
       return undefined;
     }
     if (dueForRenewal(session, now)) {
       session = await this.#renew(id);
-      if (!session) res.clearCookie(SESSION_COOKIE, { ...cookieOptions(0), sameSite: 'strict' });
+      if (!session) this.#cookies.session.clear(res);
       return session;
     }
     if (now - session.seenAt > TOUCH_EVERY_MS) await this.#save(id, { ...session, seenAt: now });
@@ -533,6 +563,18 @@ export class Bff {
 
   #redirectUri(): string {
     return `${this.options.publicOrigin}/bff/callback`;
+  }
+
+  /**
+   * A sign-in's navigation that the store could not serve (Redis away): back to the SPA, which says to
+   * try again, rather than an error page.
+   */
+  #interrupted(res: Response, error: unknown) {
+    this.options.logger.warn({ event: 'bff.sign_in_interrupted', err: error }, 'a BFF sign-in step failed');
+    toSpaCallback(res, {
+      code: 'temporarily_unavailable',
+      description: 'signing in is not possible at the moment; try again shortly',
+    });
   }
 
   #unavailable(res: Response, error: unknown) {

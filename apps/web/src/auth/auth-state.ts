@@ -17,6 +17,8 @@ export interface AuthUser {
    * always: the server renews them itself).
    */
   renewsAt: number | null;
+  /** BFF mode: the server renews the tokens, as long as its session lasts (until `expiresAt`). */
+  renewedByServer?: true;
 }
 
 /** A sentence the user should read: why they are signed out, or why sign-in failed. */

@@ -16,7 +16,7 @@ const serverUser = {
   roles: ['member'],
   expiresAt: 1_800_000_000,
 };
-const shownUser = { ...serverUser, email: undefined, renewsAt: null };
+const shownUser = { ...serverUser, email: undefined, renewsAt: null, renewedByServer: true as const };
 const END_SESSION = `${AUTHORITY}/session/end?client_id=gatehouse`;
 
 /**

@@ -378,5 +378,6 @@ function toAuthUser(value: unknown): AuthUser | null {
     roles,
     expiresAt,
     renewsAt: null,
+    renewedByServer: true,
   };
 }

@@ -30,9 +30,11 @@ export default function ProfilePage() {
         <dd data-testid="profile-roles">{user.roles.length ? user.roles.join(', ') : 'none'}</dd>
         <dt>Session renews</dt>
         <dd data-testid="profile-renews">
-          {user.renewsAt
-            ? timeFormat.format(user.renewsAt * 1000)
-            : 'not renewable: sign in again when it ends'}
+          {user.renewedByServer
+            ? `by the server, until ${timeFormat.format(user.expiresAt * 1000)}`
+            : user.renewsAt
+              ? timeFormat.format(user.renewsAt * 1000)
+              : 'not renewable: sign in again when it ends'}
         </dd>
       </dl>
       <h2>What the API sees</h2>
