@@ -1,7 +1,7 @@
 import { LOCAL_INSTRUMENTATION_KEY } from '@gatehouse/config';
 import { expect, test, type Page } from '@playwright/test';
 import { clusterLayout, startCluster, type Cluster } from '../scripts/cluster.mjs';
-import { ACCOUNTS, logInAtProvider, requireTool } from './support';
+import { ACCOUNTS, clusterSpec, logInAtProvider } from './support';
 import { recordTelemetry, type Envelope } from './telemetry-support';
 import { recordingProxy, type RecordingProxy } from './recording-proxy';
 
@@ -18,31 +18,25 @@ let cluster: Cluster;
  */
 let proxy: RecordingProxy;
 
-test.describe.configure({ mode: 'serial' });
-test.setTimeout(120_000);
-
-// Without redis-server or haproxy: skipped with how to get them; in CI (CI=true) a failure.
-requireTool('redis');
-requireTool('haproxy');
-
-test.beforeAll(async () => {
-  test.setTimeout(120_000);
-  proxy = await recordingProxy();
-  proxy.target(clusterLayout(PORT_BASE).origin);
-  cluster = await startCluster({
-    base: PORT_BASE,
-    publicOrigin: proxy.origin,
-    env: {
-      TELEMETRY_CONSENT: 'implied',
-      TELEMETRY_MAX_ITEMS_PER_SECOND: String(RATE),
-      TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '0',
-    },
-  });
-});
-test.afterAll(async () => {
-  await cluster?.stop();
-  await proxy?.close();
-});
+clusterSpec(
+  async () => {
+    proxy = await recordingProxy();
+    proxy.target(clusterLayout(PORT_BASE).origin);
+    cluster = await startCluster({
+      base: PORT_BASE,
+      publicOrigin: proxy.origin,
+      env: {
+        TELEMETRY_CONSENT: 'implied',
+        TELEMETRY_MAX_ITEMS_PER_SECOND: String(RATE),
+        TELEMETRY_MAX_ITEMS_PER_SECOND_PER_SOURCE: '0',
+      },
+    });
+  },
+  async () => {
+    await cluster?.stop();
+    await proxy?.close();
+  },
+);
 
 /** Asks the store holder directly (its internal API, with the token) what the dashboard's queries ask it. */
 async function storedItems(userId: string): Promise<Envelope[]> {

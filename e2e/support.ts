@@ -353,6 +353,23 @@ export async function startServer(
 }
 
 /**
+ * A spec over scripts/cluster.mjs's replicas: its tests one after the other (they share the cluster),
+ * two minutes each and for `start`; without redis-server or haproxy skipped with how to get them, and in
+ * CI (CI=true) a failure.
+ */
+export function clusterSpec(start: () => Promise<void>, stop: () => Promise<void>): void {
+  base.describe.configure({ mode: 'serial' });
+  base.setTimeout(120_000);
+  requireTool('redis');
+  requireTool('haproxy');
+  base.beforeAll(async () => {
+    base.setTimeout(120_000);
+    await start();
+  });
+  base.afterAll(stop);
+}
+
+/**
  * The headers of a BFF session (OIDC_MODE=bff) for `account`, signed in from Node as a browser would:
  * /bff/login, the provider's form, the server's callback. The session cookie with the custom header that
  * every cookie-authenticated call needs; the jar, for what follows.

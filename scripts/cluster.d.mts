@@ -17,6 +17,8 @@ export interface Cluster {
   dir: string;
   collectorToken: string;
   userIdSecret: string;
+  /** The replicas' client secret at the provider, in BFF mode. */
+  clientSecret: string;
   replicas: ClusterReplica[];
   pids: Record<string, number | undefined>;
   startReplica(index: number): Promise<void>;
@@ -30,7 +32,14 @@ export function clusterLayout(
   base?: number,
 ): Omit<
   Cluster,
-  'collectorToken' | 'userIdSecret' | 'replicas' | 'pids' | 'startReplica' | 'stopReplica' | 'stop'
+  | 'collectorToken'
+  | 'userIdSecret'
+  | 'clientSecret'
+  | 'replicas'
+  | 'pids'
+  | 'startReplica'
+  | 'stopReplica'
+  | 'stop'
 >;
 export function startCluster(options?: {
   base?: number;
@@ -39,4 +48,6 @@ export function startCluster(options?: {
   log?: (line: string) => void;
   /** Where browsers reach the cluster when it is not HAProxy itself (a proxy in front of it). */
   publicOrigin?: string;
+  /** BFF mode (OIDC_MODE=bff): the replicas are the provider's confidential client, sessions in Redis. */
+  bff?: boolean;
 }): Promise<Cluster>;

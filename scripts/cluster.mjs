@@ -92,9 +92,17 @@ function redisPing(port) {
 /**
  * Starts Redis, the provider, the replicas and HAProxy, each waited for. `env`: settings added to every
  * replica's. `detached`: the processes outlive this one (the CLI's `start`). `publicOrigin`: where the
- * browsers reach the cluster when it is not HAProxy itself (a proxy in front of it, in tests).
+ * browsers reach the cluster when it is not HAProxy itself (a proxy in front of it, in tests). `bff`: the
+ * replicas run in BFF mode (OIDC_MODE=bff), one confidential client of the provider, sessions in Redis.
  */
-export async function startCluster({ base, env = {}, detached = false, log = () => {}, publicOrigin } = {}) {
+export async function startCluster({
+  base,
+  env = {},
+  detached = false,
+  log = () => {},
+  publicOrigin,
+  bff = false,
+} = {}) {
   ensurePackages();
   const balancer = clusterLayout(base);
   const layout = { ...balancer, origin: publicOrigin ?? balancer.origin };
@@ -106,6 +114,8 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
   const secrets = {
     collectorToken: randomBytes(32).toString('base64url'),
     userIdSecret: randomBytes(32).toString('base64url'),
+    // BFF mode: the replicas are one confidential client of the provider, with this secret.
+    clientSecret: randomBytes(32).toString('base64url'),
   };
   const children = new Map();
   /** Each process's start time, taken once as it starts (record()). */
@@ -158,6 +168,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     COLLECTOR_WAIT_SECONDS: '20',
     GATEHOUSE_DATA_DIR: join(layout.dir, `replica-${i + 1}`),
     ...(i === 0 ? {} : { COLLECTOR_URL: `http://127.0.0.1:${layout.replicaPorts[0]}` }),
+    ...(bff ? { OIDC_MODE: 'bff', OIDC_CLIENT_SECRET: secrets.clientSecret } : {}),
     ...env,
   });
 
@@ -212,6 +223,7 @@ export async function startCluster({ base, env = {}, detached = false, log = () 
     run('dev-idp', process.execPath, [join(root, 'apps/dev-idp/dist/main.js')], {
       IDP_PORT: String(layout.idpPort),
       APP_ORIGIN: layout.origin,
+      ...(bff ? { OIDC_CLIENT_SECRET: secrets.clientSecret } : {}),
     });
     await until('redis', () => redisPing(layout.redisPort));
     await until('dev-idp', answers(`${layout.idp}/.well-known/openid-configuration`));

@@ -7,6 +7,8 @@ export interface DevIdpEnv {
   testControls: boolean;
   testControlsSecret: string | undefined;
   accessTokenTtlSeconds: number | undefined;
+  /** The app is a confidential client with this secret (Gatehouse's BFF mode); unset: a public client. */
+  clientSecret: string | undefined;
 }
 
 /** The keys the provider's own command reads, with the rules and defaults every Gatehouse process shares. */
@@ -16,6 +18,7 @@ const devIdpEnvironment = environment.pick({
   DEV_IDP_TEST_CONTROLS: true,
   DEV_IDP_TEST_CONTROLS_SECRET: true,
   DEV_IDP_ACCESS_TOKEN_TTL: true,
+  OIDC_CLIENT_SECRET: true,
 });
 
 /**
@@ -30,5 +33,6 @@ export function readDevIdpEnv(env: Readonly<Record<string, string | undefined>>)
     testControls: settings.DEV_IDP_TEST_CONTROLS,
     testControlsSecret: settings.DEV_IDP_TEST_CONTROLS_SECRET,
     accessTokenTtlSeconds: settings.DEV_IDP_ACCESS_TOKEN_TTL,
+    clientSecret: settings.OIDC_CLIENT_SECRET,
   };
 }

@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     testControls: settings.testControls,
     ...(settings.testControlsSecret === undefined ? {} : { testControlsSecret: settings.testControlsSecret }),
     accessTokenTtlSeconds: settings.accessTokenTtlSeconds,
+    clientSecret: settings.clientSecret,
   });
 
   let closing = false;
