@@ -27,6 +27,9 @@ requireTool('django-oauth-toolkit');
 
 let provider: ChildProcess;
 let server: StartedServer;
+/** The same app in BFF mode (OIDC_MODE=bff), DOT's confidential client gatehouse-bff. */
+let bff: StartedServer;
+const BFF_ORIGIN = `http://localhost:${port(72)}`;
 /**
  * The app, behind a proxy that sees the token vault's API calls as the browser sent them: the only
  * place a test can read this provider's tokens (the app never shows them).
@@ -45,6 +48,8 @@ async function startProvider(appOrigin: string): Promise<ChildProcess> {
       appOrigin,
       '--access-token-ttl',
       String(ACCESS_TOKEN_TTL),
+      '--bff-origin',
+      BFF_ORIGIN,
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
@@ -76,10 +81,18 @@ test.beforeAll(async () => {
     PUBLIC_ORIGIN: app.origin,
   });
   app.target(server.origin);
+  bff = await startServer(72, {
+    OIDC_MODE: 'bff',
+    OIDC_AUTHORITY: ISSUER,
+    OIDC_CLIENT_ID: 'gatehouse-bff',
+    // scripts/django-oauth-toolkit.mjs's development secret.
+    OIDC_CLIENT_SECRET: 'gatehouse-bff-development-secret',
+    TELEMETRY_CONSENT: 'implied',
+  });
 });
 
 test.afterAll(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), bff?.stop()]);
   await app?.close();
   if (provider && provider.exitCode === null) {
     const exited = new Promise((resolve) => provider.once('exit', resolve));
@@ -87,6 +100,18 @@ test.afterAll(async () => {
     await exited;
   }
 });
+
+/** Signs Alice in at DOT's own page from the app at `origin`, then reloads: still signed in. */
+async function signInAndReload(page: Page, origin: string) {
+  await test.step('sign in', async () => {
+    await page.goto(`${origin}/`);
+    await signIn(page, ALICE, DOT);
+  });
+  await test.step('reload', async () => {
+    await page.reload();
+    await expect(page.getByTestId('display-name')).toHaveText(ALICE.name);
+  });
+}
 
 async function apiMe(page: Page): Promise<Record<string, unknown>> {
   await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
@@ -100,15 +125,7 @@ test('sign in, reload, the API with opaque tokens, renewal, sign out and sign in
   const lastToken = () =>
     /^Bearer (\S+)$/.exec(app.seen.findLast((r) => r.path === '/api/me')?.headers.authorization ?? '')?.[1];
 
-  await test.step('sign in', async () => {
-    await page.goto(`${app.origin}/`);
-    await signIn(page, ALICE, DOT);
-  });
-
-  await test.step('reload', async () => {
-    await page.reload();
-    await expect(page.getByTestId('display-name')).toHaveText(ALICE.name);
-  });
+  await signInAndReload(page, app.origin);
 
   await test.step('/api/me with the provider’s default (opaque) access token', async () => {
     const me = await apiMe(page);
@@ -155,5 +172,36 @@ test('sign in, reload, the API with opaque tokens, renewal, sign out and sign in
     if (await page.getByLabel('Username').isVisible()) await logInAtProvider(page, ALICE, DOT);
     await expect(signedIn).toHaveText(ALICE.name);
     expect(await apiMe(page)).toMatchObject({ sub: '1', verifiedBy: 'userinfo' });
+  });
+});
+
+test('in BFF mode: sign in, reload, the API with opaque tokens past their lifetime, sign out', async ({
+  page,
+}) => {
+  test.setTimeout(120_000);
+  await signInAndReload(page, bff.origin);
+
+  await test.step('/api/me, checked through userinfo with the token the server holds', async () => {
+    expect(await apiMe(page)).toMatchObject({
+      sub: '1',
+      name: ALICE.name,
+      issuer: ISSUER,
+      verifiedBy: 'userinfo',
+    });
+  });
+
+  await test.step('the API still answers after the access token’s lifetime: the server renewed it', async () => {
+    await page.waitForTimeout((ACCESS_TOKEN_TTL + 2) * 1000);
+    await page.goto(`${bff.origin}/`);
+    expect(await apiMe(page)).toMatchObject({ sub: '1', verifiedBy: 'userinfo' });
+  });
+
+  await test.step('sign out (the provider has no end-session endpoint)', async () => {
+    await page.goto(`${bff.origin}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect(page.getByRole('banner').getByRole('button', { name: 'Sign in' })).toBeVisible();
+    await expect(page.getByRole('status')).toContainText(/provider/i);
+    const me = await page.request.get(`${bff.origin}/api/me`, { headers: { 'X-CSRF': '1' } });
+    expect(me.status()).toBe(401);
   });
 });

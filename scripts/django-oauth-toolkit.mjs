@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     port: { type: 'string' },
     'app-origin': { type: 'string' },
     'access-token-ttl': { type: 'string', default: '300' },
+    // A Gatehouse in BFF mode (OIDC_MODE=bff) at this origin: the confidential client gatehouse-bff.
+    'bff-origin': { type: 'string' },
     'install-only': { type: 'boolean', default: false },
   },
 });
@@ -75,9 +77,12 @@ if (args['install-only']) process.exit(0);
 const port = Number(args.port);
 const appOrigin = args['app-origin'] && new URL(args['app-origin']).origin;
 const accessTokenTtl = Number(args['access-token-ttl']);
+const bffOrigin = args['bff-origin'] && new URL(args['bff-origin']).origin;
+/** The BFF client's secret: a development provider's, printed below, as its demo password is. */
+const BFF_SECRET = 'gatehouse-bff-development-secret';
 if (!Number.isInteger(port) || port < 1 || port > 65_535 || !appOrigin || !(accessTokenTtl >= 1)) {
   console.error(
-    'usage: django-oauth-toolkit.mjs --port <port> --app-origin <http://host:port> [--access-token-ttl <s>]',
+    'usage: django-oauth-toolkit.mjs --port <port> --app-origin <http://host:port> [--access-token-ttl <s>] [--bff-origin <http://host:port>]',
   );
   process.exit(2);
 }
@@ -214,13 +219,29 @@ Application.objects.create(
     algorithm=Application.RS256_ALGORITHM,
     skip_authorization=True,
 )
-`,
+${
+  bffOrigin
+    ? `Application.objects.create(
+    client_id="gatehouse-bff",
+    client_secret=${py(BFF_SECRET)},
+    name="Gatehouse (BFF)",
+    user=user,
+    client_type=Application.CLIENT_CONFIDENTIAL,
+    authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+    redirect_uris=${py(`${bffOrigin}/bff/callback`)},
+    algorithm=Application.RS256_ALGORITHM,
+    skip_authorization=True,
+)
+`
+    : ''
+}`,
 };
 for (const [name, text] of Object.entries(files)) writeFileSync(join(root, name), text);
 
 execFileSync(PYTHON, ['bootstrap.py'], { cwd: root, stdio: 'inherit' });
 console.info(
-  `Django OAuth Toolkit (development and tests only): issuer ${issuer}, client gatehouse, alice / alice`,
+  `Django OAuth Toolkit (development and tests only): issuer ${issuer}, client gatehouse, alice / alice` +
+    (bffOrigin ? `; confidential client gatehouse-bff, secret ${BFF_SECRET}` : ''),
 );
 
 const server = spawn(PYTHON, ['manage.py', 'runserver', `127.0.0.1:${port}`, '--noreload'], {

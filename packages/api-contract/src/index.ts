@@ -21,6 +21,7 @@ export { apiUserSchema, telemetryUserSchema, tokenChecks } from './me.js';
 export type { ApiUser, TelemetryUser, TokenCheck } from './me.js';
 export { createOpenApiDocument } from './openapi.js';
 export { readRoles } from './roles.js';
+export { optionalScopeIn, requestedScope } from './requested-scope.js';
 export { issuesSentence, namedIssues } from './issues.js';
 export { runtimeConfigSchema } from './runtime-config.js';
 export type { RuntimeConfig } from './runtime-config.js';

@@ -1,4 +1,4 @@
-import { errorBody, readRoles } from '@gatehouse/api-contract';
+import { errorBody, optionalScopeIn, readRoles, requestedScope } from '@gatehouse/api-contract';
 import { parse as parseCookies } from 'cookie';
 import express, { type CookieOptions, type NextFunction, type Request, type Response } from 'express';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify } from 'jose';
@@ -30,6 +30,9 @@ interface LoginRecord {
   verifier: string;
   nonce: string;
   state: string;
+  /** The scope requested, and whether the request was `prompt=none`. */
+  scope: string;
+  silent: boolean;
 }
 
 /** A session: who, and the tokens the server holds for them. */
@@ -156,6 +159,8 @@ function callbackError(error: unknown): { code: string; description: string } {
 export class Bff {
   readonly #now: () => number;
   readonly #cookies: ReturnType<typeof bffCookies>;
+  /** Optional scopes the provider refused (`invalid_scope`), left out of the next requests. */
+  readonly #refusedScopes = new Set<string>();
   #jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
 
   constructor(private readonly options: BffOptions) {
@@ -216,7 +221,12 @@ export class Bff {
       .catch((error: unknown) => this.#unavailable(res, error));
   };
 
-  private async login(req: Request, res: Response) {
+  private login(req: Request, res: Response) {
+    return this.#startLogin(req, res, { silent: req.query.prompt === 'none' });
+  }
+
+  /** A new authorization request, and the browser sent to it. */
+  async #startLogin(req: Request, res: Response, { silent }: { silent: boolean }) {
     let configuration: client.Configuration;
     try {
       configuration = await this.options.oauth.configuration();
@@ -233,13 +243,20 @@ export class Bff {
       verifier: client.randomPKCECodeVerifier(),
       nonce: client.randomNonce(),
       state: client.randomState(),
+      // Less the standard scopes the provider does not list, and those it has refused before.
+      scope: requestedScope(
+        this.options.scope,
+        configuration.serverMetadata().scopes_supported,
+        this.#refusedScopes,
+      ),
+      silent,
     };
     await this.options.store.put('login', `${login.state}.${binder}`, login, LOGIN_TTL_MS);
-    const prompt = req.query.prompt === 'none' ? { prompt: 'none' } : {};
+    const prompt = silent ? { prompt: 'none' } : {};
     const url = client.buildAuthorizationUrl(configuration, {
       ...this.options.extraQueryParams,
       redirect_uri: this.#redirectUri(),
-      scope: this.options.scope,
+      scope: login.scope,
       code_challenge: await client.calculatePKCECodeChallenge(login.verifier),
       code_challenge_method: 'S256',
       state: login.state,
@@ -264,6 +281,18 @@ export class Bff {
       return;
     }
     const error = params.get('error');
+    const optional = error === 'invalid_scope' ? optionalScopeIn(login.scope) : undefined;
+    if (optional !== undefined) {
+      // A scope sign-in can do without (offline_access, which Django OAuth Toolkit refuses though it
+      // issues refresh tokens): asked again without it, and never again from this process.
+      this.#refusedScopes.add(optional);
+      this.options.logger.info(
+        { event: 'bff.scope_refused', scope: optional },
+        'the provider refused a scope',
+      );
+      await this.#startLogin(req, res, { silent: login.silent });
+      return;
+    }
     if (error) {
       toSpaCallback(res, { code: error, description: params.get('error_description') ?? error });
       return;

@@ -1,19 +1,38 @@
 import type { AuthSession } from './auth-state';
 
 /**
+ * The mode the server wrote into the page (`oidc.mode`), read without the configuration's schema, so
+ * that the session's chunk is asked for at once: each session validates the whole configuration itself
+ * (an invalid one is the browser session's `config_invalid` notice).
+ */
+function configuredMode(): 'browser' | 'bff' {
+  try {
+    const raw: unknown = JSON.parse(document.getElementById('gatehouse-config')?.textContent ?? '');
+    const oidc = (raw as { oidc?: { mode?: unknown } } | null)?.oidc;
+    return oidc?.mode === 'bff' ? 'bff' : 'browser';
+  } catch {
+    return 'browser';
+  }
+}
+
+/**
  * The session the runtime configuration asks for, each mode in a chunk of its own: `browser`, the token
  * vault's (oidc-session.ts, with oidc-client-ts and jose); `bff`, the server's (bff-session.ts, a few
  * fetches). A page loads only its own mode's code (ADR 0120).
  */
 export async function createAuthSession(): Promise<AuthSession> {
-  const { readRuntimeConfig } = await import('../config/runtime-config');
-  let config;
-  try {
-    config = readRuntimeConfig().oidc;
-  } catch {
-    // The browser session names every invalid key in its notice (config_invalid).
-    return (await import('./oidc-session')).createAuthSession();
+  if (configuredMode() === 'bff') {
+    const [{ createBffSession }, { readRuntimeConfig }] = await Promise.all([
+      import('./bff-session'),
+      import('../config/runtime-config'),
+    ]);
+    let config;
+    try {
+      config = readRuntimeConfig().oidc;
+    } catch {
+      return (await import('./oidc-session')).createAuthSession();
+    }
+    return createBffSession(config);
   }
-  if (config.mode === 'bff') return (await import('./bff-session')).createBffSession(config);
   return (await import('./oidc-session')).createAuthSession();
 }

@@ -1,4 +1,9 @@
-import type { SignInStep, SignInTrigger } from '@gatehouse/api-contract';
+import {
+  optionalScopeIn,
+  requestedScope,
+  type SignInStep,
+  type SignInTrigger,
+} from '@gatehouse/api-contract';
 import { base64url } from 'jose';
 import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
@@ -7,7 +12,6 @@ import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome
 import { dpopOffered } from './dpop';
 import { isAuthorizationError, oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
-import { optionalScopeIn, requestedScope } from './requested-scope';
 import { safeReturnTo } from './return-to';
 import { pageEnvironment, SessionCore, type CoreEnvironment } from './session-core';
 import { describeUser } from './session-user';

@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { describe, expect, it } from 'vitest';
-import { requestedScope } from './requested-scope';
+import { requestedScope } from './requested-scope.js';
 
 describe('requestedScope', () => {
   const configured = 'openid profile email offline_access';
