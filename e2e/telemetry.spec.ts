@@ -209,45 +209,54 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   for (const post of telemetry.posts) expect(post.answer?.itemsAccepted).toBe(post.envelopes.length);
 });
 
-test("an API call's dependency carries the trace context the server received", async ({ page }) => {
-  // The token vault makes the call from its worker, which no browser driver reports: a proxy in front
-  // of the app sees what the browser sent.
-  const proxy = await recordingProxy();
-  const server = await startServer(26, { PUBLIC_ORIGIN: proxy.origin });
-  proxy.target(server.origin);
-  try {
-    const telemetry = await recordTelemetry(page);
-    await page.goto(`${proxy.origin}/`);
-    await accept(page);
-    await signIn(page, ACCOUNTS.admin, server.provider);
-    await page.goto(`${proxy.origin}/diagnostics`);
-    await waitForFetchTracking(page);
-    const before = proxy.seen.length;
-    await page.getByRole('button', { name: 'Call the API' }).click();
-    await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
-    const call = proxy.seen.slice(before).find((r) => r.path === '/api/me');
-    const [version, traceId, spanId, flags] = String(call?.headers.traceparent).split('-');
-    expect([version, flags]).toEqual(['00', '01']);
-    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-    await hidePage(page);
+for (const [mode, offset] of [
+  ['browser', 26],
+  ['bff', 108],
+] as const) {
+  test(`in ${mode} mode, an API call's dependency carries the trace context the server received`, async ({
+    page,
+  }) => {
+    // The token vault makes the call from its worker, which no browser driver reports: a proxy in front
+    // of the app sees what the browser sent (in BFF mode, the page's own fetch, tracked by the SDK).
+    const proxy = await recordingProxy();
+    const server = await startServer(offset, { PUBLIC_ORIGIN: proxy.origin, OIDC_MODE: mode });
+    proxy.target(server.origin);
+    try {
+      const telemetry = await recordTelemetry(page);
+      await page.goto(`${proxy.origin}/`);
+      await accept(page);
+      await signIn(page, ACCOUNTS.admin, server.provider);
+      await page.goto(`${proxy.origin}/diagnostics`);
+      await waitForFetchTracking(page);
+      const before = proxy.seen.length;
+      await page.getByRole('button', { name: 'Call the API' }).click();
+      await expect(page.getByRole('status')).toHaveText('The API answered for admin.');
+      const call = proxy.seen.slice(before).find((r) => r.path === '/api/me');
+      const [version, traceId, spanId, flags] = String(call?.headers.traceparent).split('-');
+      expect([version, flags]).toEqual(['00', '01']);
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      await hidePage(page);
 
-    // The dependency is the call's span (its id), in the call's trace (its operation).
-    const dependency = () =>
-      telemetry
-        .ofType('RemoteDependencyData')
-        .find((e) => String(e.data.baseData.id).includes(String(spanId)));
-    await expect.poll(() => dependency()?.tags['ai.operation.id']).toBe(traceId);
-    expect(dependency()?.data.baseData).toMatchObject({ type: 'Fetch', resultCode: '200' });
-    expect(String(dependency()?.data.baseData.data)).toMatch(/\/api\/me$/);
-    // Only the app's API gets a trace header: none of the requests the browser sent the app otherwise.
-    for (const request of proxy.seen.filter((r) => !r.path.startsWith('/api/'))) {
-      expect(request.headers.traceparent).toBeUndefined();
+      // The dependency is the call's span (its id), in the call's trace (its operation).
+      const dependency = () =>
+        telemetry
+          .ofType('RemoteDependencyData')
+          .find((e) => String(e.data.baseData.id).includes(String(spanId)));
+      await expect.poll(() => dependency()?.tags['ai.operation.id']).toBe(traceId);
+      expect(dependency()?.data.baseData).toMatchObject({ type: 'Fetch', resultCode: '200' });
+      expect(String(dependency()?.data.baseData.data)).toMatch(/\/api\/me$/);
+      // Only the app's API gets a trace header (and in BFF mode its session calls, fetches of the page
+      // too): none of the requests the browser sent the app otherwise.
+      for (const request of proxy.seen.filter((r) => !/^\/(api|bff)\//.test(r.path))) {
+        expect(request.headers.traceparent).toBeUndefined();
+      }
+    } finally {
+      await server.stop();
+      await proxy.close();
     }
-  } finally {
-    await server.stop();
-    await proxy.close();
-  }
-});
+  });
+}
+
 test('sign-out clears the authenticated user and starts fresh anonymous ids; the leak scan covers it', async ({
   page,
 }) => {
