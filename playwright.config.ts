@@ -47,7 +47,7 @@ const server = (env: Record<string, string>) => ({
  * spec: its `tsc --watch` rewrites the collector's build, which the servers other specs start load.
  */
 const ONE_AT_A_TIME =
-  /[/\\](browsers|compose|container-image|kubernetes|relay|replicas|replicas-bff)\.spec\.ts$/;
+  /[/\\](browsers|browsers-independent|compose|container-image|kubernetes|relay|replicas|replicas-bff)\.spec\.ts$/;
 const ALONE = /[/\\]dev-loop\.spec\.ts$/;
 const chromium = { ...devices['Desktop Chrome'] };
 /** Test files at a time on the two-core machine `npm test` is measured on (docs/decisions/0113). */

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { expect, test, type Page } from '@playwright/test';
 import { port } from '../playwright.config';
 import {
@@ -10,6 +10,7 @@ import {
   type StartedServer,
 } from './support';
 import { recordingProxy, type RecordingProxy } from './recording-proxy';
+import { DOT_BFF_SECRET, startDjangoOAuthToolkit, stopDjangoOAuthToolkit } from './django-oauth-toolkit';
 
 /**
  * The whole journey against an independent OpenID provider, Django OAuth Toolkit from Debian
@@ -36,44 +37,15 @@ const BFF_ORIGIN = `http://localhost:${port(72)}`;
  */
 let app: RecordingProxy;
 
-/** Starts the provider and resolves once its discovery document answers. */
-async function startProvider(appOrigin: string): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      'scripts/django-oauth-toolkit.mjs',
-      '--port',
-      String(port(70)),
-      '--app-origin',
-      appOrigin,
-      '--access-token-ttl',
-      String(ACCESS_TOKEN_TTL),
-      '--bff-origin',
-      BFF_ORIGIN,
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-  await expect
-    .poll(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`Django OAuth Toolkit exited:\n${stderr}`);
-        return fetch(`${ISSUER}/.well-known/openid-configuration`).then(
-          (response) => response.status,
-          () => 0,
-        );
-      },
-      { timeout: 60_000, message: 'Django OAuth Toolkit answers discovery' },
-    )
-    .toBe(200);
-  return child;
-}
-
 test.beforeAll(async () => {
   test.setTimeout(120_000);
   app = await recordingProxy();
-  provider = await startProvider(app.origin);
+  provider = await startDjangoOAuthToolkit({
+    port: port(70),
+    appOrigin: app.origin,
+    bffOrigin: BFF_ORIGIN,
+    accessTokenTtl: ACCESS_TOKEN_TTL,
+  });
   server = await startServer(71, {
     OIDC_AUTHORITY: ISSUER,
     OIDC_CLIENT_ID: 'gatehouse',
@@ -85,8 +57,7 @@ test.beforeAll(async () => {
     OIDC_MODE: 'bff',
     OIDC_AUTHORITY: ISSUER,
     OIDC_CLIENT_ID: 'gatehouse-bff',
-    // scripts/django-oauth-toolkit.mjs's development secret.
-    OIDC_CLIENT_SECRET: 'gatehouse-bff-development-secret',
+    OIDC_CLIENT_SECRET: DOT_BFF_SECRET,
     TELEMETRY_CONSENT: 'implied',
   });
 });
@@ -94,11 +65,7 @@ test.beforeAll(async () => {
 test.afterAll(async () => {
   await Promise.all([server?.stop(), bff?.stop()]);
   await app?.close();
-  if (provider && provider.exitCode === null) {
-    const exited = new Promise((resolve) => provider.once('exit', resolve));
-    provider.kill('SIGINT');
-    await exited;
-  }
+  await stopDjangoOAuthToolkit(provider);
 });
 
 /** Signs Alice in at DOT's own page from the app at `origin`, then reloads: still signed in. */

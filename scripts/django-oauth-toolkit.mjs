@@ -188,6 +188,15 @@ class Claims(OAuth2Validator):
     def get_additional_claims(self, request):
         user = request.user
         return {"name": user.get_full_name(), "email": user.email, "preferred_username": user.username}
+
+    # prompt=none (a reload whose token vault has stopped): DOT 1.7 leaves these to the deployment, and
+    # oauthlib's defaults raise NotImplementedError, a 500 page. The authorization view has already
+    # required a signed-in user, and skip_authorization applications need no consent.
+    def validate_silent_login(self, request):
+        return True
+
+    def validate_silent_authorization(self, request):
+        return True
 `,
   'gatehouse_dot/templates/registration/login.html': `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sign in – Django OAuth Toolkit</title></head>

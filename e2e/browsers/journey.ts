@@ -24,7 +24,7 @@ import {
  * Twice the suite's wait for a state: MiniBrowser paints in software in a virtual display, and Firefox
  * and WebKit run beside the servers on the same two cores.
  */
-const expect = baseExpect.configure({ timeout: 20_000 });
+export const expect = baseExpect.configure({ timeout: 20_000 });
 
 const ADMIN = { username: 'admin', password: 'admin', name: 'Ada Admin', email: 'admin@example.com' };
 /**
@@ -53,9 +53,9 @@ interface Tokens {
   token_type?: string;
 }
 
-const banner: Target = { role: 'banner' };
+export const banner: Target = { role: 'banner' };
 const consent: Target = { role: 'dialog', name: 'Usage data' };
-const displayName: Target = { testId: 'display-name' };
+export const displayName: Target = { testId: 'display-name' };
 
 /** The text of what `target` finds, or null: never throws while a page is being replaced. */
 async function textOf(tab: Tab, target: Target): Promise<string | null> {
@@ -79,10 +79,10 @@ async function probe<A, R>(
   }
 }
 
-const currentUrl = (tab: Tab) => probe(tab, () => location.href, null);
+export const currentUrl = (tab: Tab) => probe(tab, () => location.href, null);
 
 /** Waits until `target` is there, with `text` when given. */
-async function expectSeen(tab: Tab, target: Target, text?: string | RegExp, timeout?: number) {
+export async function expectSeen(tab: Tab, target: Target, text?: string | RegExp, timeout?: number) {
   const poll = expect.poll(() => textOf(tab, target), {
     message: `${JSON.stringify(target)} is shown`,
     ...(timeout ? { timeout } : {}),
@@ -97,13 +97,13 @@ async function expectSeen(tab: Tab, target: Target, text?: string | RegExp, time
  * sessions act at once, and a slower engine may not have rendered it yet (WebKit in CI: the banner's
  * "Sign in" a moment after consent).
  */
-async function press(tab: Tab, target: Target) {
+export async function press(tab: Tab, target: Target) {
   await expectSeen(tab, target);
   await tab.click(target);
 }
 
 /** Types `text` into the field `target` finds, once it is shown. */
-async function typeInto(tab: Tab, target: Target, text: string) {
+export async function typeInto(tab: Tab, target: Target, text: string) {
   await expectSeen(tab, target);
   await tab.fill(target, text);
 }

@@ -332,6 +332,30 @@ describe('a reload after the vault has stopped (the last tab closed)', () => {
     expect(reported(back)).toEqual(['gatehouse.renewal succeeded']);
   });
 
+  it('comes back where the user went while the browser was about to leave, not where the restore began', async () => {
+    const idp = await provider();
+    await signedInSession(idp);
+    const reloaded = newSession(`${APP_ORIGIN}/`);
+    // A click on Profile while the request is being made (the signed-in UI is on screen meanwhile): the
+    // address changes as the page asks the provider for what the request needs.
+    const fetchProvider = globalThis.fetch;
+    vi.stubGlobal('fetch', (...args: Parameters<typeof fetch>) => {
+      reloaded.environment.location.href = `${APP_ORIGIN}/profile`;
+      return fetchProvider(...args);
+    });
+    try {
+      await reloaded.start();
+    } finally {
+      vi.stubGlobal('fetch', fetchProvider);
+    }
+    const back = newSession(idp.authorize(sentTo(reloaded)), { vault: reloaded.environment.vault });
+    await back.start();
+    await expect(back.completeSignIn(back.environment.location.href)).resolves.toEqual({
+      ok: true,
+      returnTo: '/profile',
+    });
+  });
+
   it('signs out with "session expired" when the provider wants the user to log in', async () => {
     const idp = await provider();
     idp.promptNone = 'login_required';

@@ -156,10 +156,15 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
    * ends it with "session expired".
    */
   private async restore(): Promise<void> {
-    const { pathname, search, hash } = new URL(this.env.location.href);
+    // Where the user is when the browser leaves, not when the restore began: the signed-in UI is on
+    // screen meanwhile, and a click on a link then must not be undone by the way back.
+    const here = () => {
+      const { pathname, search, hash } = new URL(this.env.location.href);
+      return `${pathname}${search}${hash}`;
+    };
     try {
       // The hint keeps the signed-in UI on screen while the browser goes to the provider and back.
-      await this.redirectToProvider(`${pathname}${search}${hash}`, { restore: true });
+      await this.redirectToProvider(here, { restore: true });
     } catch {
       // The provider cannot be reached: signed out, with the notice signIn set.
       writeSessionHint(this.env.sessionStorage, null);
@@ -219,7 +224,10 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
     }
   }
 
-  private async redirectToProvider(returnTo: string, options: { restore?: boolean } = {}): Promise<void> {
+  private async redirectToProvider(
+    returnTo: string | (() => string),
+    options: { restore?: boolean } = {},
+  ): Promise<void> {
     try {
       await this.provider.checkIssuer();
       const metadata = await this.provider.metadata();
@@ -229,7 +237,11 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
       const nonce = randomToken();
       // RFC 9449 10: the code is bound to the vault's key, so only the vault can redeem it.
       const dpopJkt = dpopOffered(metadata) ? await this.vault.call('thumbprint') : null;
-      const data: RequestData = { returnTo: safeReturnTo(returnTo), scope, nonce };
+      const data: RequestData = {
+        returnTo: safeReturnTo(typeof returnTo === 'function' ? returnTo() : returnTo),
+        scope,
+        nonce,
+      };
       if (options.restore) data.restore = true;
       const request = await this.provider.client.createSigninRequest({
         request_type: 'si:r',

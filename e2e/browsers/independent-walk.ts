@@ -1,0 +1,40 @@
+import type { BrowserSession } from './driver';
+import { banner, currentUrl, displayName, expect, expectSeen, press, typeInto } from './journey';
+
+/**
+ * The walk against an independent provider (Django OAuth Toolkit: opaque tokens, no end-session
+ * endpoint), in any browser through the driver-neutral `Tab`: sign in at the provider's own page, reload,
+ * the API through the app, sign out (here only, with the notice that the provider's session may remain).
+ * The same steps whatever the mode: the token vault in the browser, or the server as a BFF.
+ */
+export async function independentWalk(
+  browser: BrowserSession,
+  {
+    app,
+    provider,
+    account,
+  }: { app: string; provider: string; account: { username: string; password: string; name: string } },
+): Promise<void> {
+  const tab = await browser.newTab();
+  await tab.goto(`${app}/`);
+  await press(tab, { role: 'button', name: 'Sign in', within: banner });
+  await expect.poll(() => currentUrl(tab)).toMatch(new RegExp(`^${provider}/`));
+  // Django's own login form (form.as_p), whose labels end with a colon.
+  await typeInto(tab, { label: 'Username:' }, account.username);
+  await typeInto(tab, { label: 'Password:' }, account.password);
+  await press(tab, { role: 'button', name: 'Sign in' });
+  await expectSeen(tab, displayName, account.name);
+  await expect.poll(() => currentUrl(tab)).toBe(`${app}/`);
+
+  await tab.reload();
+  await expectSeen(tab, displayName, account.name);
+
+  // DOT's opaque access token, checked by the API at DOT's userinfo.
+  await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
+  await expectSeen(tab, { testId: 'api-me' }, /"verifiedBy": "userinfo"/);
+
+  await press(tab, { role: 'button', name: 'Sign out', within: banner });
+  await expectSeen(tab, { role: 'button', name: 'Sign in', within: banner });
+  await expectSeen(tab, { role: 'status' }, /provider/i);
+  await tab.close();
+}
