@@ -29,7 +29,7 @@ async function privateKeyJwt(file: string): Promise<client.ClientAuth> {
   return client.PrivateKeyJwt({ key, kid: await calculateJwkThumbprint(jwk) });
 }
 
-async function clientAuthentication(setting: ClientAuthSetting): Promise<client.ClientAuth> {
+export async function clientAuthentication(setting: ClientAuthSetting): Promise<client.ClientAuth> {
   switch (setting.method) {
     case 'private_key_jwt':
       return privateKeyJwt(setting.keyFile);
