@@ -12,7 +12,7 @@ const server = { issuer: 'https://idp.example', token_endpoint: 'https://idp.exa
 async function authenticate(auth: Awaited<ReturnType<typeof clientAuthentication>>) {
   const body = new URLSearchParams({ grant_type: 'authorization_code' });
   const headers = new Headers();
-  await auth(server, { client_id: 'app' }, body, headers);
+  await Promise.resolve(auth(server, { client_id: 'app' }, body, headers));
   return { body, headers };
 }
 
