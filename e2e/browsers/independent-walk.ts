@@ -1,5 +1,5 @@
-import type { BrowserSession } from './driver';
-import { banner, currentUrl, displayName, expect, expectSeen, press, typeInto } from './journey';
+import type { BrowserSession, Tab } from './driver';
+import { banner, currentUrl, displayName, expect, expectSeen, press, textOf, typeInto } from './journey';
 
 /**
  * The walk against an independent provider (Django OAuth Toolkit: opaque tokens, no end-session
@@ -26,8 +26,11 @@ export async function independentWalk(
   await expectSeen(tab, displayName, account.name);
   await expect.poll(() => currentUrl(tab)).toBe(`${app}/`);
 
+  // A reload whose vault has stopped (Firefox, WebKit: DOT's tokens are bearer tokens) restores the
+  // session through a top-level prompt=none request, with the signed-in UI on screen meanwhile: the walk
+  // goes on once the page has stayed signed in, at the same address, for five seconds.
   await tab.reload();
-  await expectSeen(tab, displayName, account.name);
+  await settledSignedIn(tab, account.name);
 
   // DOT's opaque access token, checked by the API at DOT's userinfo.
   await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
@@ -37,4 +40,23 @@ export async function independentWalk(
   await expectSeen(tab, { role: 'button', name: 'Sign in', within: banner });
   await expectSeen(tab, { role: 'status' }, /provider/i);
   await tab.close();
+}
+
+/** Resolves once the tab has shown `name` signed in, at one address, for five seconds in a row. */
+async function settledSignedIn(tab: Tab, name: string) {
+  let last = '';
+  let since = Date.now();
+  await expect
+    .poll(
+      async () => {
+        const now = `${(await currentUrl(tab)) ?? ''} ${(await textOf(tab, displayName)) ?? ''}`;
+        if (now !== last) {
+          last = now;
+          since = Date.now();
+        }
+        return now.endsWith(` ${name}`) && Date.now() - since >= 5_000;
+      },
+      { message: 'the tab stays signed in, at one address', intervals: [250], timeout: 60_000 },
+    )
+    .toBe(true);
 }

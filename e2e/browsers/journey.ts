@@ -58,7 +58,7 @@ const consent: Target = { role: 'dialog', name: 'Usage data' };
 export const displayName: Target = { testId: 'display-name' };
 
 /** The text of what `target` finds, or null: never throws while a page is being replaced. */
-async function textOf(tab: Tab, target: Target): Promise<string | null> {
+export async function textOf(tab: Tab, target: Target): Promise<string | null> {
   try {
     return (await tab.evaluate(locate, { target, text: true })) as string | null;
   } catch {
