@@ -14,11 +14,13 @@ import { requireTool, startServer, type StartedServer } from './support';
  * in independent-provider.spec.ts, where Playwright can also read the vault's requests): the token vault
  * as DOT's public client, and the server as its confidential client.
  */
-test.describe.configure({ timeout: 120_000 });
+test.describe.configure({ timeout: 180_000 });
 requireTool('django-oauth-toolkit');
 
 const DOT = `http://localhost:${port(110)}`;
 const ALICE = { username: 'alice', password: 'alice', name: 'Alice Liddell' };
+/** Short-lived access tokens, so the walk sees a renewal. */
+const ACCESS_TOKEN_TTL = 20;
 let provider: ChildProcess | undefined;
 const servers: { browser?: StartedServer; bff?: StartedServer } = {};
 
@@ -28,6 +30,7 @@ test.beforeAll(async () => {
     port: port(110),
     appOrigin: `http://localhost:${port(112)}`,
     bffOrigin: `http://localhost:${port(114)}`,
+    accessTokenTtl: ACCESS_TOKEN_TTL,
   });
   const common = { OIDC_AUTHORITY: `${DOT}/o`, TELEMETRY_CONSENT: 'implied' };
   [servers.browser, servers.bff] = await Promise.all([
@@ -70,7 +73,12 @@ for (const [name, open] of browsers) {
       if (!server) throw new Error(`no ${mode} server`);
       const session = await open();
       try {
-        await independentWalk(session, { app: server.origin, provider: DOT, account: ALICE });
+        await independentWalk(session, {
+          app: server.origin,
+          provider: DOT,
+          account: ALICE,
+          accessTokenTtl: ACCESS_TOKEN_TTL,
+        });
       } finally {
         await session.close();
       }

@@ -4,7 +4,8 @@ import { banner, currentUrl, displayName, expect, expectSeen, press, textOf, typ
 /**
  * The walk against an independent provider (Django OAuth Toolkit: opaque tokens, no end-session
  * endpoint), in any browser through the driver-neutral `Tab`: sign in at the provider's own page, reload,
- * the API through the app, sign out (here only, with the notice that the provider's session may remain).
+ * the API through the app, a call past the access token's lifetime, another tab, and sign-out there (here
+ * only, with the notice that the provider's session may remain), which signs the first tab out too.
  * The same steps whatever the mode: the token vault in the browser, or the server as a BFF.
  */
 export async function independentWalk(
@@ -13,7 +14,14 @@ export async function independentWalk(
     app,
     provider,
     account,
-  }: { app: string; provider: string; account: { username: string; password: string; name: string } },
+    accessTokenTtl,
+  }: {
+    app: string;
+    provider: string;
+    account: { username: string; password: string; name: string };
+    /** The provider's access token lifetime, in seconds: the walk calls the API past it. */
+    accessTokenTtl?: number;
+  },
 ): Promise<void> {
   const tab = await browser.newTab();
   await tab.goto(`${app}/`);
@@ -36,9 +44,25 @@ export async function independentWalk(
   await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
   await expectSeen(tab, { testId: 'api-me' }, /"verifiedBy": "userinfo"/);
 
-  await press(tab, { role: 'button', name: 'Sign out', within: banner });
+  // Renewal: past the access token's lifetime the API still answers (the vault renewed it before it
+  // expired; in BFF mode the server did, at this call): DOT's userinfo refuses an expired token.
+  if (accessTokenTtl !== undefined) {
+    await new Promise((resolve) => setTimeout(resolve, (accessTokenTtl + 2) * 1000));
+    await press(tab, { role: 'link', name: 'Home', within: { role: 'navigation' } });
+    await press(tab, { role: 'link', name: 'Profile', within: { role: 'navigation' } });
+    await expectSeen(tab, { testId: 'api-me' }, /"verifiedBy": "userinfo"/);
+  }
+
+  // Another tab takes the session; signing out there (here only: DOT has no end-session endpoint)
+  // signs the first tab out too.
+  const other = await browser.newTab();
+  await other.goto(`${app}/`);
+  await settledSignedIn(other, account.name);
+  await press(other, { role: 'button', name: 'Sign out', within: banner });
+  await expectSeen(other, { role: 'button', name: 'Sign in', within: banner });
+  await expectSeen(other, { role: 'status' }, /provider/i);
   await expectSeen(tab, { role: 'button', name: 'Sign in', within: banner });
-  await expectSeen(tab, { role: 'status' }, /provider/i);
+  await other.close();
   await tab.close();
 }
 
