@@ -211,14 +211,14 @@ export class Bff {
   readonly apiSession = (req: Request, res: Response, next: NextFunction) => {
     const id = this.#cookies.session.of(req);
     if (id === undefined || req.headers.authorization !== undefined) return next();
-    const refusal = csrfRefusal(req, this.options.publicOrigin);
-    if (refusal !== undefined) return this.sameOrigin(req, res, next);
-    this.#activeSession(id, res)
-      .then((session) => {
-        if (session) req.headers.authorization = `Bearer ${session.accessToken}`;
-        next();
-      })
-      .catch((error: unknown) => this.#unavailable(res, error));
+    this.sameOrigin(req, res, () => {
+      this.#activeSession(id, res)
+        .then((session) => {
+          if (session) req.headers.authorization = `Bearer ${session.accessToken}`;
+          next();
+        })
+        .catch((error: unknown) => this.#unavailable(res, error));
+    });
   };
 
   private login(req: Request, res: Response) {
