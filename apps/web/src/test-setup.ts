@@ -1,5 +1,5 @@
 import '@testing-library/dom';
-import { afterEach, beforeEach, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, vi } from 'vitest';
 import { cleanup } from '@testing-library/react';
 
 // An unexpected console.error is a bug: fail the test that produced it.
@@ -12,4 +12,17 @@ beforeEach(() => {
 afterEach(() => {
   cleanup();
   vi.restoreAllMocks();
+  vi.useRealTimers();
+});
+
+// Most files share one window (vitest.config.ts): each starts with empty storage, no cookies, at `/`.
+afterAll(() => {
+  if (typeof document === 'undefined' || typeof localStorage === 'undefined') return;
+  localStorage.clear();
+  sessionStorage.clear();
+  for (const cookie of document.cookie.split(';')) {
+    const name = cookie.split('=')[0]?.trim();
+    if (name) document.cookie = `${name}=; max-age=0; path=/`;
+  }
+  window.history.replaceState(null, '', '/');
 });

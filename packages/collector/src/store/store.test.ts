@@ -349,7 +349,8 @@ it('loads what a crash left in the journal when it opens, exactly once', async (
 it('loads journaled items once a row group is waiting, after a pause, or before any read', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);
-  // The store's load timer and clock are faked: time passes only when the test says so.
+  // The store's load timer and clock are faked: time passes only when the test says so. The loads it
+  // starts run on real time, waited for up to 10 s (other test files share the cores).
   vi.useFakeTimers({ toFake: ['setInterval', 'Date'] });
   try {
     const elapse = (ms: number) => vi.advanceTimersByTimeAsync(ms);
@@ -360,7 +361,7 @@ it('loads journaled items once a row group is waiting, after a pause, or before 
     expect(byRows.pending()).toBe(20);
     await byRows.append(items(20));
     // Whole row groups only: 30 of the 40, and the rest waits (a minute of load ticks, none loads it).
-    await vi.waitFor(() => expect(byRows.pending()).toBe(10));
+    await vi.waitFor(() => expect(byRows.pending()).toBe(10), { timeout: 10_000 });
     await elapse(60_000);
     expect(byRows.pending()).toBe(10);
     expect(await byRows.count()).toBe(40);
@@ -372,7 +373,7 @@ it('loads journaled items once a row group is waiting, after a pause, or before 
     await elapse(50);
     expect(byPause.pending()).toBe(10);
     await elapse(100);
-    await vi.waitFor(() => expect(byPause.pending()).toBe(0));
+    await vi.waitFor(() => expect(byPause.pending()).toBe(0), { timeout: 10_000 });
     await byPause.close();
 
     const byRead = await openWritableStore(dataDir, { load: { rows: 1e9, idleMs: never, maxLagMs: never } });
