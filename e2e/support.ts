@@ -8,7 +8,7 @@ import {
   authorizationRequest,
   form,
   loginAction,
-  request as oidcRequest,
+  navigate,
 } from '../apps/dev-idp/src/test-support/oidc-flow';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
@@ -370,6 +370,33 @@ export function clusterSpec(start: () => Promise<void>, stop: () => Promise<void
 }
 
 /**
+ * Signs `account` in from Node as a browser would: from `start`, redirects followed in `jar`, the bundled
+ * provider's form posted, and redirects again until one leads to the SPA's `/callback` on `app`, whose
+ * address it answers (with the code, or the error, in its query).
+ */
+async function signInFromNode(
+  jar: CookieJar,
+  start: URL,
+  app: string,
+  account: { username: string; password: string },
+): Promise<URL> {
+  const toCallback = (url: URL) => url.origin === app && url.pathname === '/callback';
+  const loginPage = await navigate(jar, start, undefined, toCallback);
+  if (loginPage.kind !== 'page')
+    throw new Error(`Expected the login page, was sent to ${loginPage.url.href}.`);
+  const action = new URL(loginAction(await loginPage.response.text()), loginPage.url);
+  const back = await navigate(
+    jar,
+    action,
+    form({ username: account.username, password: account.password }),
+    toCallback,
+  );
+  if (back.kind !== 'app')
+    throw new Error(`The provider did not send ${account.username} back to the app (at ${back.url.href}).`);
+  return back.url;
+}
+
+/**
  * The headers of a BFF session (OIDC_MODE=bff) for `account`, signed in from Node as a browser would:
  * /bff/login, the provider's form, the server's callback. The session cookie with the custom header that
  * every cookie-authenticated call needs; the jar, for what follows.
@@ -379,21 +406,9 @@ export async function bffSessionFor(
   account: { username: string; password: string },
 ): Promise<{ jar: CookieJar; headers: Record<string, string>; landedAt: URL }> {
   const jar = new CookieJar();
-  let at = new URL(`${app}/bff/login`);
-  let response = await oidcRequest(jar, at);
-  const follow = async () => {
-    while (response.status >= 300 && response.status < 400) {
-      at = new URL(response.headers.get('Location') ?? '', at);
-      // The SPA's callback route: the server's part is done.
-      if (at.origin === app && at.pathname === '/callback') return;
-      response = await oidcRequest(jar, at);
-    }
-  };
-  await follow();
-  const action = new URL(loginAction(await response.text()), at);
-  response = await oidcRequest(jar, action, form({ username: account.username, password: account.password }));
-  await follow();
-  return { jar, headers: { Cookie: jar.header(), 'X-CSRF': '1' }, landedAt: at };
+  // The server's part ends with its redirect to the SPA's callback route.
+  const landedAt = await signInFromNode(jar, new URL(`${app}/bff/login`), app, account);
+  return { jar, headers: { Cookie: jar.header(), 'X-CSRF': '1' }, landedAt };
 }
 
 /**
@@ -411,24 +426,9 @@ export async function bearerTokenFor(
     redirect_uri: redirectUri,
     scope: 'openid profile email',
   });
-  const jar = new CookieJar();
-  let response = await oidcRequest(jar, request.url);
-  let at = request.url;
-  const follow = async () => {
-    while (response.status >= 300 && response.status < 400) {
-      at = new URL(response.headers.get('Location') ?? '', at);
-      if (at.href.startsWith(redirectUri)) return at;
-      response = await oidcRequest(jar, at);
-    }
-    return undefined;
-  };
-  await follow();
-  const action = new URL(loginAction(await response.text()), provider);
-  response = await oidcRequest(jar, action, form({ username: account.username, password: account.password }));
-  const callback = await follow();
-  const code = callback?.searchParams.get('code');
-  if (!code)
-    throw new Error(`The provider did not send ${account.username} back with a code (at ${at.href}).`);
+  const callback = await signInFromNode(new CookieJar(), request.url, app, account);
+  const code = callback.searchParams.get('code');
+  if (!code) throw new Error(`The provider sent ${account.username} back without a code (${callback.href}).`);
   const token = await fetch(`${provider}/token`, {
     ...form({
       grant_type: 'authorization_code',

@@ -53,14 +53,22 @@ export function form(values: Record<string, string>): RequestInit {
 
 export type Navigation = { kind: 'app'; url: URL } | { kind: 'page'; response: Response; url: URL };
 
-/** Follows redirects like a browser until it lands on a provider page or is sent to the app. */
-export async function navigate(jar: CookieJar, url: string | URL, init?: RequestInit): Promise<Navigation> {
+/**
+ * Follows redirects like a browser until it lands on a page or is sent to the app: a redirect to an
+ * address `toApp` says is the app's (by default, anything on APP_ORIGIN) is not followed.
+ */
+export async function navigate(
+  jar: CookieJar,
+  url: string | URL,
+  init?: RequestInit,
+  toApp: (url: URL) => boolean = (next) => next.origin === APP_ORIGIN,
+): Promise<Navigation> {
   let current = new URL(url);
   let response = await request(jar, current, init);
   for (let hops = 0; response.status >= 300 && response.status < 400; hops += 1) {
     if (hops > 10) throw new Error('too many redirects');
     const next = new URL(response.headers.get('Location') ?? '', current);
-    if (next.origin === APP_ORIGIN) return { kind: 'app', url: next };
+    if (toApp(next)) return { kind: 'app', url: next };
     current = next;
     response = await request(jar, current);
   }
