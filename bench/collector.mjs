@@ -107,6 +107,8 @@ if (process.argv.includes(SENDERS_FLAG)) {
   const latencies = [];
   let accepted = 0;
   let failed = 0;
+  /** Failed requests by status (0: the connection closed before the answer). */
+  const failures = {};
   let started = 0;
   const limit = Math.min(maxRequests, poolSize);
   process.send({ ready: true });
@@ -114,19 +116,24 @@ if (process.argv.includes(SENDERS_FLAG)) {
   const cpuBefore = process.cpuUsage();
   const deadline = performance.now() + seconds * 1000;
   const sender = async (id) => {
-    const connection = await connect(url);
+    let connection = await connect(url);
     let n = id;
     while (performance.now() < deadline && started < limit) {
+      // The collector closes a connection it refused early (bytes in flight): a new one, as a client would.
+      if (connection.closed) connection = await connect(url);
       // A pooled gzip body is sent once; plain bodies are reused with new times.
       const request = pool[templates.length > 0 ? started : n++ % pool.length]();
       started++;
       const t = performance.now();
       const { status, text } = await connection.send(request);
-      // Latency of the batches stored; a batch refused (503 while the store catches up) is counted apart.
+      // Latency of the batches stored; a batch refused (503 while the store catches up) is a failure.
       if (status === 200) {
         latencies.push(performance.now() - t);
         accepted += JSON.parse(text).itemsAccepted;
-      } else failed++;
+      } else {
+        failed++;
+        failures[status] = (failures[status] ?? 0) + 1;
+      }
     }
     connection.close();
   };
@@ -135,7 +142,15 @@ if (process.argv.includes(SENDERS_FLAG)) {
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const poolUsedUp = poolSize < maxRequests && started >= poolSize;
-  process.send({ accepted, failed, elapsed, latencies, sendersCpu: cpu.user + cpu.system, poolUsedUp });
+  process.send({
+    accepted,
+    failed,
+    failures,
+    elapsed,
+    latencies,
+    sendersCpu: cpu.user + cpu.system,
+    poolUsedUp,
+  });
   process.disconnect();
 } else {
   const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
@@ -153,6 +168,9 @@ if (process.argv.includes(SENDERS_FLAG)) {
         instrumentationKeys: 'any',
         allowedOrigins: [],
         ingestWorker: INGEST_WORKER,
+        // The senders are one address standing for many SDKs: one source's share of the bytes in
+        // flight is not what this measures (the cap on everyone's, 64 MiB, stays).
+        maxBytesInFlightPerSource: 0,
         log: (level, message) => console.info(`[collector ${level}] ${message}`),
       });
       const server = http.createServer((req, res) => collector.handle(req, res));
@@ -195,8 +213,20 @@ if (process.argv.includes(SENDERS_FLAG)) {
       console.info(
         `${shape.title}: ${SENDERS} senders, ${result.elapsed.toFixed(1)} s, ingest worker ${INGEST_WORKER ? 'on' : 'off'}`,
       );
+      // A figure measured with failed requests, or with items acknowledged and not stored, is no result.
+      const valid = result.failed === 0 && stored === result.accepted;
+      if (!valid) {
+        process.exitCode = 1;
+        const statuses = Object.entries(result.failures)
+          .map(([status, count]) => `${status === '0' ? 'closed' : status} ×${fmt(count)}`)
+          .join(', ');
+        console.info(
+          `  INVALID, not a result: ${fmt(result.failed)} requests failed (${statuses || 'none'}); ` +
+            `${fmt(result.accepted)} items acknowledged, ${fmt(stored)} stored`,
+        );
+      }
       console.info(
-        `  items stored durably: ${fmt(result.accepted)} (store counts ${fmt(stored)}); batches refused (503, store behind), sent again at once: ${fmt(result.failed)}`,
+        `  items stored durably: ${fmt(result.accepted)} (store counts ${fmt(stored)}); failed requests: ${fmt(result.failed)}`,
       );
       console.info(
         `  all of them loaded into DuckDB ${Math.round(loadLag)} ms after the run: ${fmt(result.accepted / (result.elapsed + loadLag / 1000))} items/s loaded`,
@@ -214,8 +244,9 @@ if (process.argv.includes(SENDERS_FLAG)) {
       console.info(`  collector memory: peak RSS ${fmt(peakRss / 1048576)} MiB`);
       if (result.poolUsedUp)
         console.info(`  (the pool of distinct bodies ran out before ${SECONDS} s: raise BENCH_POOL_RATE)`);
-      console.info(`  goal >= 50,000 items/s durably over HTTP: ${httpRate >= 50_000 ? 'met' : 'NOT met'}`);
-      if (stored !== result.accepted) process.exitCode = 1;
+      const goal = (met) => (!valid ? 'not measured (failures)' : met ? 'met' : 'NOT met');
+      console.info(`  goal >= 100,000 items/s durably over HTTP: ${goal(httpRate >= 100_000)}`);
+      console.info(`  goal peak RSS < 256 MiB: ${goal(peakRss < 256 * 1048576)}`);
       rates[name] = httpRate;
     }
 

@@ -29,17 +29,16 @@ async function measureApiCalls(browser, origin) {
     await page.getByRole('navigation').getByRole('link', { name: 'Home' }).click();
     await page.getByRole('heading', { level: 1 }).waitFor();
     const started = performance.now();
-    const answered = page.waitForResponse((response) => response.url().endsWith('/api/me'));
     await page.getByRole('navigation').getByRole('link', { name: 'Profile' }).click();
-    const response = await answered;
+    // The call leaves from the token vault (a shared worker), whose requests Playwright does not see:
+    // the answer on the page is the API's, with the signed-in user's `sub`.
     await page.getByTestId('api-me').filter({ hasText: '"sub"' }).waitFor();
     // The first call of the tab is not measured: it may learn the API's nonce.
     if (i >= 0) times.push(performance.now() - started);
-    if (!response.ok()) throw new Error(`/api/me answered ${response.status()}`);
   }
-  const tokenType = await page.evaluate(
-    () => JSON.parse(sessionStorage.getItem('gatehouse.session') ?? '{}').token_type,
-  );
+  // The API says which key, if any, the token it checked is bound to (RFC 9449 cnf.jkt).
+  const { jkt } = JSON.parse((await page.getByTestId('api-me').textContent()) ?? '{}');
+  const tokenType = jkt ? 'DPoP' : 'Bearer';
   await context.close();
   return { ms: median(times), tokenType };
 }

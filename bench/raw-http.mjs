@@ -12,7 +12,11 @@ export function prepareRequest(url, body, headers = { 'Content-Type': 'applicati
   return Buffer.concat([Buffer.from(head, 'latin1'), body]);
 }
 
-/** Opens a keep-alive connection; `send(request)` resolves with the answer's status and text. */
+/**
+ * Opens a keep-alive connection; `send(request)` resolves with the answer's status and text, or with
+ * status 0 when the connection closes before the whole answer came (the server may answer early and
+ * close, as the collector does past its bytes in flight); the connection is then done with.
+ */
 export async function connect(url) {
   const { hostname, port } = new URL(url);
   const socket = net.connect({ host: hostname, port: Number(port), noDelay: true });
@@ -48,9 +52,20 @@ export async function connect(url) {
     waiting = undefined;
     resolve?.(answer);
   });
+  let closed = false;
   socket.on('error', () => undefined);
+  socket.on('close', () => {
+    closed = true;
+    const resolve = waiting;
+    waiting = undefined;
+    resolve?.({ status: 0, text: '' });
+  });
   return {
+    get closed() {
+      return closed;
+    },
     send(request) {
+      if (closed) return Promise.resolve({ status: 0, text: '' });
       return new Promise((resolve) => {
         waiting = resolve;
         socket.write(request);

@@ -123,6 +123,11 @@ if (ROLE === '--endpoint') {
         `${String(result.deliveredPerSecond).padStart(7)} items/s delivered, ${result.cpuMicrosPerItem.toFixed(1)} µs CPU/item` +
         (stats ? `, ${stats.requests} requests to the endpoint` : ''),
     );
+    // A figure measured while items were refused is no result.
+    if (refused > 0) {
+      process.exitCode = 1;
+      console.log(`  INVALID, not a result: ${refused} items refused (${title})`);
+    }
     return result;
   }
 
