@@ -7,8 +7,7 @@ import {
   CookieJar,
   authorizationRequest,
   form,
-  loginAction,
-  navigate,
+  logInAtForm,
 } from '../apps/dev-idp/src/test-support/oidc-flow';
 import { IDP, TEST_CONTROLS_SECRET, port } from '../playwright.config';
 import { inCi, lacking, type ToolName } from '../scripts/test-tools.mjs';
@@ -369,32 +368,8 @@ export function clusterSpec(start: () => Promise<void>, stop: () => Promise<void
   base.afterAll(stop);
 }
 
-/**
- * Signs `account` in from Node as a browser would: from `start`, redirects followed in `jar`, the bundled
- * provider's form posted, and redirects again until one leads to the SPA's `/callback` on `app`, whose
- * address it answers (with the code, or the error, in its query).
- */
-async function signInFromNode(
-  jar: CookieJar,
-  start: URL,
-  app: string,
-  account: { username: string; password: string },
-): Promise<URL> {
-  const toCallback = (url: URL) => url.origin === app && url.pathname === '/callback';
-  const loginPage = await navigate(jar, start, undefined, toCallback);
-  if (loginPage.kind !== 'page')
-    throw new Error(`Expected the login page, was sent to ${loginPage.url.href}.`);
-  const action = new URL(loginAction(await loginPage.response.text()), loginPage.url);
-  const back = await navigate(
-    jar,
-    action,
-    form({ username: account.username, password: account.password }),
-    toCallback,
-  );
-  if (back.kind !== 'app')
-    throw new Error(`The provider did not send ${account.username} back to the app (at ${back.url.href}).`);
-  return back.url;
-}
+/** Where a sign-in from Node ends: the SPA's `/callback` route on `app` (the code or the error in its query). */
+const toCallbackOf = (app: string) => (url: URL) => url.origin === app && url.pathname === '/callback';
 
 /**
  * The headers of a BFF session (OIDC_MODE=bff) for `account`, signed in from Node as a browser would:
@@ -407,7 +382,13 @@ export async function bffSessionFor(
 ): Promise<{ jar: CookieJar; headers: Record<string, string>; landedAt: URL }> {
   const jar = new CookieJar();
   // The server's part ends with its redirect to the SPA's callback route.
-  const landedAt = await signInFromNode(jar, new URL(`${app}/bff/login`), app, account);
+  const landedAt = await logInAtForm(
+    jar,
+    new URL(`${app}/bff/login`),
+    account.username,
+    account.password,
+    toCallbackOf(app),
+  );
   return { jar, headers: { Cookie: jar.header(), 'X-CSRF': '1' }, landedAt };
 }
 
@@ -426,7 +407,13 @@ export async function bearerTokenFor(
     redirect_uri: redirectUri,
     scope: 'openid profile email',
   });
-  const callback = await signInFromNode(new CookieJar(), request.url, app, account);
+  const callback = await logInAtForm(
+    new CookieJar(),
+    request.url,
+    account.username,
+    account.password,
+    toCallbackOf(app),
+  );
   const code = callback.searchParams.get('code');
   if (!code) throw new Error(`The provider sent ${account.username} back without a code (${callback.href}).`);
   const token = await fetch(`${provider}/token`, {

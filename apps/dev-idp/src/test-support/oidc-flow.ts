@@ -118,6 +118,26 @@ export interface SignedIn {
   code: string;
 }
 
+/**
+ * Logs in at the bundled provider's form as a browser would: from `start`, redirects followed to the
+ * login page, the form posted, and redirects again until one is sent to the app (`toApp`, as in
+ * `navigate`). The address the app was sent to, with the code or the error in its query.
+ */
+export async function logInAtForm(
+  jar: CookieJar,
+  start: URL,
+  username: string,
+  password: string,
+  toApp?: (url: URL) => boolean,
+): Promise<URL> {
+  const loginPage = await navigate(jar, start, undefined, toApp);
+  if (loginPage.kind !== 'page') throw new Error(`expected the login page, got ${loginPage.url.href}`);
+  const action = new URL(loginAction(await loginPage.response.text()), loginPage.url);
+  const back = await navigate(jar, action, form({ username, password }), toApp);
+  if (back.kind !== 'app') throw new Error(`expected a redirect to the app, got page ${back.url.href}`);
+  return back.url;
+}
+
 /** Runs the browser part of the flow: /auth -> login page -> POST credentials -> back to the app with a code. */
 export async function signIn(
   issuer: string,
@@ -127,14 +147,10 @@ export async function signIn(
   jar = new CookieJar(),
 ): Promise<SignedIn> {
   const auth = authorizationRequest(issuer, params);
-  const loginPage = await navigate(jar, auth.url);
-  if (loginPage.kind !== 'page') throw new Error(`expected the login page, got ${loginPage.url.href}`);
-  const action = loginAction(await loginPage.response.text());
-  const back = await navigate(jar, new URL(action, issuer), form({ username, password }));
-  if (back.kind !== 'app') throw new Error(`expected a redirect to the app, got page ${back.url.href}`);
-  const code = back.url.searchParams.get('code');
-  if (!code || back.url.searchParams.get('state') !== auth.state) {
-    throw new Error(`unexpected callback ${back.url.href}`);
+  const back = await logInAtForm(jar, auth.url, username, password);
+  const code = back.searchParams.get('code');
+  if (!code || back.searchParams.get('state') !== auth.state) {
+    throw new Error(`unexpected callback ${back.href}`);
   }
   return { jar, request: auth, code };
 }
