@@ -12,6 +12,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { connect, prepareRequest } from './raw-http.mjs';
+import { notAResult } from './not-a-result.mjs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -216,13 +217,13 @@ if (process.argv.includes(SENDERS_FLAG)) {
       // A figure measured with failed requests, or with items acknowledged and not stored, is no result.
       const valid = result.failed === 0 && stored === result.accepted;
       if (!valid) {
-        process.exitCode = 1;
         const statuses = Object.entries(result.failures)
           .map(([status, count]) => `${status === '0' ? 'closed' : status} ×${fmt(count)}`)
           .join(', ');
-        console.info(
-          `  INVALID, not a result: ${fmt(result.failed)} requests failed (${statuses || 'none'}); ` +
+        notAResult(
+          `${fmt(result.failed)} requests failed (${statuses || 'none'}); ` +
             `${fmt(result.accepted)} items acknowledged, ${fmt(stored)} stored`,
+          '  ',
         );
       }
       console.info(

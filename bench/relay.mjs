@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { gunzipSync } from 'node:zlib';
 import { createCollector, openRelaySink } from '@gatehouse/collector';
 import { BROWSER_IKEY, browserBatch, browserContext } from '@gatehouse/collector/testing/browser-envelopes';
+import { notAResult } from './not-a-result.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 16);
@@ -124,10 +125,7 @@ if (ROLE === '--endpoint') {
         (stats ? `, ${stats.requests} requests to the endpoint` : ''),
     );
     // A figure measured while items were refused is no result.
-    if (refused > 0) {
-      process.exitCode = 1;
-      console.log(`  INVALID, not a result: ${refused} items refused (${title})`);
-    }
+    if (refused > 0) notAResult(`${refused} items refused (${title})`, '  ');
     return result;
   }
 
