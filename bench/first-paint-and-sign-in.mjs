@@ -256,23 +256,48 @@ export async function measureSignIn(browser, front = FRONT, idp = IDP, { api = f
     const kind = request.resourceType() === 'document' ? 'navigation' : 'call';
     requests.push({ kind, what: `${request.method()} ${new URL(request.url()).pathname}` });
   });
+  // When each page painted what the user waits for (the provider's form, then the signed-in UI), read in
+  // the page itself, not when Playwright next looks: its look waits for the page's main thread, which may
+  // be busy with work begun after the paint (an SDK loaded once the UI is shown), and would count that
+  // work as the wait.
+  await context.addInitScript(() => {
+    const painted = {};
+    window.__painted = painted;
+    const watch = { form: 'input[type="password"]', signedIn: '[data-testid="display-name"]' };
+    const observer = new MutationObserver(() => {
+      for (const [what, selector] of Object.entries(watch)) {
+        if (what in painted || !document.querySelector(selector)) continue;
+        painted[what] = null;
+        // The frame that shows it: the task after the next animation frame.
+        requestAnimationFrame(() =>
+          setTimeout(() => (painted[what] = performance.timeOrigin + performance.now()), 0),
+        );
+      }
+    });
+    observer.observe(document, { childList: true, subtree: true });
+  });
+  const paintedAt = (what) =>
+    page
+      .waitForFunction((key) => window.__painted?.[key] ?? false, what)
+      .then((handle) => handle.jsonValue());
+  const now = () => performance.timeOrigin + performance.now();
   await page.goto(front, { waitUntil: 'load' });
   const button = page.getByRole('banner').getByRole('button', { name: 'Sign in' });
   await button.waitFor();
-  const clicked = performance.now();
+  const clicked = now();
   await button.click();
   const username = page.getByLabel('Username');
   await username.waitFor();
-  const formShown = performance.now();
+  const formShown = await paintedAt('form');
   onProviderPage = true;
   await username.fill(USER);
   await page.getByLabel('Password').fill(USER);
   const submit = page.getByRole('button', { name: 'Sign in' });
   onProviderPage = false;
-  const submitted = performance.now();
+  const submitted = now();
   await submit.click();
   await page.getByTestId('display-name').waitFor();
-  const signedIn = performance.now();
+  const signedIn = await paintedAt('signedIn');
   recording = false;
 
   await page.addInitScript(() => {
@@ -305,6 +330,8 @@ export async function measureSignIn(browser, front = FRONT, idp = IDP, { api = f
   await context.close();
   return {
     ms: formShown - clicked + (signedIn - submitted),
+    toProviderMs: formShown - clicked,
+    backMs: signedIn - submitted,
     calls: requests.filter((r) => r.kind === 'call').map((r) => r.what),
     navigations: requests.filter((r) => r.kind === 'navigation').map((r) => r.what),
     reloadSignedInMs: reload.signedInAt,
@@ -412,6 +439,8 @@ function report(paints, signIns) {
     if (signedIn) {
       Object.assign(pages[name], {
         signInMs: median(signedIn.map((r) => r.ms)),
+        toProviderMs: median(signedIn.map((r) => r.toProviderMs)),
+        backMs: median(signedIn.map((r) => r.backMs)),
         providerCalls: signedIn.at(-1).calls,
         providerNavigations: signedIn.at(-1).navigations,
         reloadSignedInMs: median(signedIn.map((r) => r.reloadSignedInMs)),
@@ -440,13 +469,16 @@ function report(paints, signIns) {
     );
   }
   console.log(
-    '\nSign-in, click "Sign in" -> signed-in UI, the provider\'s login page subtracted (/bare oidc-client-ts)',
+    '\nSign-in, click "Sign in" -> signed-in UI painted, the provider\'s login page subtracted (/bare oidc-client-ts)',
   );
   for (const name of Object.keys(signIns)) {
     const p = pages[name];
     console.log(
       `  ${LABELS[name].padEnd(46)}${`${ms(p.signInMs)} (${ratio(p.signInMs, oidc.signInMs)})`.padEnd(20)}` +
         `provider: ${p.providerCalls.length} calls, ${p.providerNavigations.length} navigations`,
+    );
+    console.log(
+      `  ${''.padEnd(46)}click -> provider's form ${ms(p.toProviderMs)}, submit -> signed in ${ms(p.backMs)}`,
     );
     console.log(`  ${''.padEnd(46)}calls: ${p.providerCalls.join(', ')}`);
   }
@@ -473,7 +505,7 @@ function report(paints, signIns) {
   );
   const goals = (name) =>
     `FCP ${ratio(pages[name].fcpMs, bare.fcpMs)} (<= 1.10), JS ${ratio(pages[name].jsBeforePaintGzipBytes, bare.jsBeforePaintGzipBytes)} (<= 1.5), ` +
-    `sign-in ${ratio(pages[name].signInMs, oidc.signInMs)} (<= 1.20), provider calls ${pages[name].providerCalls.length} vs ${oidc.providerCalls.length}, ` +
+    `sign-in ${ratio(pages[name].signInMs, oidc.signInMs)} (<= 1.00), provider calls ${pages[name].providerCalls.length} vs ${oidc.providerCalls.length}, ` +
     `reload flashes ${pages[name].reloadShowedSignedOut} (0)`;
   console.log(`\nGoals, Gatehouse as shipped: ${goals('gatehouse')}`);
   console.log(`Goals, without its COOP header: ${goals('gatehouse-unisolated')}`);

@@ -1,4 +1,5 @@
 import type { AuthSession } from './auth-state';
+import { WorkerVault } from './vault-client';
 
 /**
  * The mode the server wrote into the page (`oidc.mode`), read without the configuration's schema, so
@@ -34,5 +35,9 @@ export async function createAuthSession(): Promise<AuthSession> {
     }
     return createBffSession(config);
   }
-  return (await import('./oidc-session')).createAuthSession();
+  // The vault's worker starts now, beside the session's chunk rather than after it: its script, the
+  // configuration it reads and the provider's discovery take about as long as the chunk, and a sign-in
+  // waits for both.
+  const vault = typeof Worker === 'function' ? new WorkerVault() : undefined;
+  return (await import('./oidc-session')).createAuthSession(vault);
 }

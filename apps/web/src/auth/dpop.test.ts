@@ -68,6 +68,14 @@ describe('DpopKey', () => {
     expect(await tabOne.thumbprint()).not.toBe(thumbprint);
   });
 
+  it('makes one key for callers that ask at once, and names it to each', async () => {
+    const store = memoryStore();
+    const key = new DpopKey(store, 'gatehouse');
+    const [one, two] = await Promise.all([key.thumbprint(), key.thumbprint()]);
+    expect(two).toBe(one);
+    expect(await new DpopKey(store, 'gatehouse').thumbprint()).toBe(one);
+  });
+
   it('hands oidc-client-ts the same store, with the code bound to the key', () => {
     const store = memoryStore();
     expect(new DpopKey(store, 'gatehouse').settings()).toEqual({ bind_authorization_code: true, store });

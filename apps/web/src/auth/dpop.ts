@@ -34,6 +34,8 @@ export interface ProofRequest {
 }
 
 export class DpopKey {
+  private pending: Promise<CryptoKeyPair> | undefined;
+
   constructor(
     private readonly store: DpopStore,
     private readonly clientId: string,
@@ -77,7 +79,16 @@ export class DpopKey {
     await this.store.remove(this.clientId);
   }
 
-  private async keys(): Promise<CryptoKeyPair> {
+  /**
+   * The key pair, read or made. Callers at the same time share one read (and one new key): two keys made
+   * at once would leave the store holding one and a caller naming the other.
+   */
+  private keys(): Promise<CryptoKeyPair> {
+    this.pending ??= this.readOrMake().finally(() => (this.pending = undefined));
+    return this.pending;
+  }
+
+  private async readOrMake(): Promise<CryptoKeyPair> {
     // One read: the store answers undefined for a key it does not hold (dpop-store.ts).
     const kept = (await this.store.get(this.clientId)) as DPoPState | undefined;
     if (kept) return kept.keys;

@@ -9,7 +9,6 @@ import { readRuntimeConfig, type RuntimeConfig } from '../config/runtime-config'
 import { AuthError } from './auth-error';
 import { providerSessionRemains, sessionExpired, signedOutElsewhere } from './auth-notices';
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
-import { dpopOffered } from './dpop';
 import { isAuthorizationError, oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { safeReturnTo } from './return-to';
@@ -17,8 +16,9 @@ import { pageEnvironment, SessionCore, type CoreEnvironment } from './session-co
 import { describeUser } from './session-user';
 import { markSessionSomewhere, readSessionHint, writeSessionHint } from './session-hint';
 import type { TabSignal } from './tab-signals';
-import { VaultError, type ApiAnswer, type ApiRequest, type VaultEvent, type VaultUser } from './token-vault';
-import type { Vault } from './vault-protocol';
+import type { ApiAnswer, ApiRequest, VaultEvent, VaultUser } from './token-vault';
+import { WorkerVault } from './vault-client';
+import { VaultError, type Vault } from './vault-protocol';
 import { telemetry, type ApiCallTracker } from '../telemetry/telemetry';
 
 type OidcConfig = RuntimeConfig['oidc'];
@@ -36,12 +36,11 @@ export interface SessionEnvironment extends CoreEnvironment {
   trackApiCall?: ApiCallTracker | undefined;
 }
 
-async function browserEnvironment(config: OidcConfig): Promise<SessionEnvironment> {
-  const { WorkerVault } = await import('./vault-client');
+function browserEnvironment(config: OidcConfig, vault: Vault): SessionEnvironment {
   return {
     ...pageEnvironment(config.clientId),
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
-    vault: new WorkerVault(),
+    vault,
     trackApiCall: telemetry.apiCall,
   };
 }
@@ -54,8 +53,8 @@ const renewalFailed: AuthNotice = {
   message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
 };
 
-/** Entry point of the lazily loaded auth chunk. */
-export async function createAuthSession(): Promise<AuthSession> {
+/** Entry point of the lazily loaded auth chunk, with the vault's worker if the page has started it. */
+export async function createAuthSession(vault?: Vault): Promise<AuthSession> {
   let config: OidcConfig;
   try {
     config = readRuntimeConfig().oidc;
@@ -66,7 +65,7 @@ export async function createAuthSession(): Promise<AuthSession> {
       }),
     );
   }
-  const session = new OidcSession(config, await browserEnvironment(config));
+  const session = new OidcSession(config, browserEnvironment(config, vault ?? new WorkerVault()));
   // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
   session.prefetchDiscovery();
   await session.start();
@@ -229,14 +228,16 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
     options: { restore?: boolean } = {},
   ): Promise<void> {
     try {
-      await this.provider.checkIssuer();
-      const metadata = await this.provider.metadata();
+      // RFC 9449 10: the code is bound to the vault's key, so only the vault can redeem it. The vault
+      // answers null where the provider does not offer DPoP; asked at once, beside discovery.
+      const [metadata, dpopJkt] = await Promise.all([
+        this.provider.checkIssuer().then(() => this.provider.metadata()),
+        this.vault.call('thumbprint'),
+      ]);
       const scope = requestedScope(this.config.scope, metadata.scopes_supported, this.refusedScopes());
       // The nonce goes in the request and our state, not oidc-client-ts's, so the ID token's check of it
       // is ours (id-token.ts, in the vault), with its own typed error.
       const nonce = randomToken();
-      // RFC 9449 10: the code is bound to the vault's key, so only the vault can redeem it.
-      const dpopJkt = dpopOffered(metadata) ? await this.vault.call('thumbprint') : null;
       const data: RequestData = {
         returnTo: safeReturnTo(typeof returnTo === 'function' ? returnTo() : returnTo),
         scope,

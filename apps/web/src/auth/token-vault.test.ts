@@ -1,7 +1,7 @@
 // @vitest-environment node
 // The vault runs in a worker: no DOM, and oidc-client-ts's DPoP signing finds WebCrypto on `window`
 // only, which vault-worker.ts provides the same way.
-import { decodeJwt } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, exportJWK } from 'jose';
 import { InMemoryWebStorage } from 'oidc-client-ts';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DpopKey, type DpopStore } from './dpop';
@@ -381,5 +381,40 @@ describe("the kept session (a reload after the vault's last tab closed)", () => 
     await settled();
     expect(keep.stored()).toBeUndefined();
     expect(dpopStore?.entries.size).toBe(0); // the key goes with the tokens bound to it
+  });
+});
+
+describe('the DPoP key, ready before the click', () => {
+  const thumbprintOf = async (store: ReturnType<typeof memoryDpopStore>) => {
+    const kept = store.entries.get(testOidcConfig.clientId);
+    if (!kept) throw new Error('no key kept');
+    return calculateJwkThumbprint(await exportJWK(kept.keys.publicKey), 'sha256');
+  };
+
+  it('prepare() reads discovery and makes the key, so the thumbprint the page asks for later costs no request', async () => {
+    const { idp, vault, dpopStore } = await setUp({ dpop: true });
+    if (!dpopStore) throw new Error('no store');
+    vault.prepare();
+    await vi.waitFor(() => expect(dpopStore.entries.size).toBe(1));
+    const jkt = await vault.thumbprint();
+    expect(jkt).toBe(await thumbprintOf(dpopStore));
+    expect(idp.to('/.well-known/openid-configuration')).toHaveLength(1);
+  });
+
+  it('makes one key when prepare() and the page ask at once, and the code bound to it is redeemed', async () => {
+    const { idp, vault, dpopStore } = await setUp({ dpop: true });
+    if (!dpopStore) throw new Error('no store');
+    vault.prepare();
+    const jkt = await vault.thumbprint();
+    expect(jkt).toBe(await thumbprintOf(dpopStore));
+    await expect(signIn(vault, idp, dpopStore)).resolves.toMatchObject({ token_type: 'DPoP' });
+  });
+
+  it('answers no thumbprint and makes no key where the provider does not offer DPoP', async () => {
+    const dpopStore = memoryDpopStore();
+    const { vault } = await setUp({}, { dpopStore });
+    vault.prepare();
+    await expect(vault.thumbprint()).resolves.toBeNull();
+    expect(dpopStore.entries.size).toBe(0);
   });
 });

@@ -1,14 +1,22 @@
-import type { SignInFailureReason, SignInStep } from '@gatehouse/api-contract';
+import type { SignInStep } from '@gatehouse/api-contract';
 import { InMemoryWebStorage, SigninState, User } from 'oidc-client-ts';
 import type { RuntimeConfig } from '../config/runtime-config';
-import { AuthError, type AuthErrorCode } from './auth-error';
-import { DpopKey, type DpopStore } from './dpop';
+import { AuthError } from './auth-error';
+import { DpopKey, dpopOffered, type DpopStore } from './dpop';
 import { validateIdToken } from './id-token';
 import { oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
 import { isBound, userFrom } from './session-user';
 import { isTransient, TokenRenewal } from './token-renewal';
-import type { Vault, VaultOperation, VaultOperations } from './vault-protocol';
+import {
+  callError,
+  VaultError,
+  type CallFailure,
+  type Vault,
+  type VaultFailure,
+  type VaultOperation,
+  type VaultOperations,
+} from './vault-protocol';
 
 type OidcConfig = RuntimeConfig['oidc'];
 
@@ -27,16 +35,6 @@ export interface VaultUser {
   renewable: boolean;
   /** Epoch seconds when the vault plans to renew, or null when it cannot. */
   renewsAt: number | null;
-}
-
-/** Why a step of the vault failed, in words a page can show and codes its telemetry can report. */
-export interface VaultFailure {
-  code: AuthErrorCode;
-  message: string;
-  reason: SignInFailureReason;
-  step: SignInStep;
-  /** For want of a network: renewal tries again later. */
-  transient: boolean;
 }
 
 /** What the vault tells every page it serves. */
@@ -89,30 +87,12 @@ const REVOCATION_WAIT_MS = 500;
 /** Headers only the vault sets: whatever the page put there is dropped. */
 const VAULT_HEADERS = ['authorization', 'dpop'];
 
-/** An error that crossed from the vault: the page's AuthError, with the reason and step kept. */
-export class VaultError extends AuthError {
-  constructor(readonly failure: VaultFailure) {
-    super(failure.code, failure.message, { reason: failure.reason });
-  }
-}
-
-/**
- * How a call of the page that failed crosses back to it: a failed API call as the TypeError a fetch would
- * throw (the app's server could not be reached, or the URL was refused), so the page does not read it as
- * a failure of the identity provider; anything else as the vault's failure.
- */
-export type CallFailure = { failure: VaultFailure } | { fetchFailed: string };
-
+/** How a call of the page that failed crosses back to it (vault-protocol.ts's CallFailure). */
 export function callFailure(op: VaultOperation, error: unknown): CallFailure {
   if (op === 'fetchApi' && !(error instanceof VaultError)) {
     return { fetchFailed: error instanceof Error ? error.message : String(error) };
   }
   return { failure: vaultFailure(error, 'redeem') };
-}
-
-/** The error the page's call rejects with. */
-export function callError(failed: CallFailure): Error {
-  return 'fetchFailed' in failed ? new TypeError(failed.fetchFailed) : new VaultError(failed.failure);
 }
 
 /** The failure of `error` at `stage`, as the vault sends it to the page. */
@@ -204,10 +184,22 @@ export class TokenVault {
 
   /**
    * The thumbprint of the key the vault signs its proofs with: the page binds the authorization code to
-   * it (RFC 9449 10), so only this vault can redeem the code. Null when the vault has no key store.
+   * it (RFC 9449 10), so only this vault can redeem the code. Null when the vault has no key store or
+   * the provider does not offer DPoP (its discovery, as the vault read it).
    */
   async thumbprint(): Promise<string | null> {
-    return this.dpopKey ? this.dpopKey.thumbprint() : null;
+    if (!this.dpopKey || !dpopOffered(await this.provider.metadata())) return null;
+    return this.dpopKey.thumbprint();
+  }
+
+  /**
+   * Fetches discovery and, where the provider offers DPoP, makes the key, ahead of their first use: a
+   * sign-in then waits for neither (the page asks for the thumbprint at the click, and the worker
+   * often lives on through the provider's pages to redeem the code). Never throws: each step is
+   * tried again where it is needed.
+   */
+  prepare(): void {
+    this.thumbprint().catch(() => undefined);
   }
 
   /**

@@ -1,5 +1,12 @@
-import { callError, type VaultEvent } from './token-vault';
-import type { Vault, VaultCall, VaultOperation, VaultOperations, VaultReply } from './vault-protocol';
+import type { VaultEvent } from './token-vault';
+import {
+  callError,
+  type Vault,
+  type VaultCall,
+  type VaultOperation,
+  type VaultOperations,
+  type VaultReply,
+} from './vault-protocol';
 
 interface Pending {
   resolve: (value: unknown) => void;

@@ -1,4 +1,6 @@
-import type { ApiAnswer, ApiRequest, CallFailure, VaultEvent, VaultUser } from './token-vault';
+import type { SignInFailureReason, SignInStep } from '@gatehouse/api-contract';
+import { AuthError, type AuthErrorCode } from './auth-error';
+import type { ApiAnswer, ApiRequest, VaultEvent, VaultUser } from './token-vault';
 
 /** What a page may ask the vault, and what each answers. */
 export interface VaultOperations {
@@ -38,4 +40,33 @@ export interface Vault {
   ): Promise<VaultOperations[K]['answer']>;
   /** Events the vault announces (renewals, sign-ins, ends); `report`: this page reports them. */
   listen(listener: (event: VaultEvent, report: boolean) => void): void;
+}
+
+/** Why a step of the vault failed, in words a page can show and codes its telemetry can report. */
+export interface VaultFailure {
+  code: AuthErrorCode;
+  message: string;
+  reason: SignInFailureReason;
+  step: SignInStep;
+  /** For want of a network: renewal tries again later. */
+  transient: boolean;
+}
+
+/** An error that crossed from the vault: the page's AuthError, with the reason and step kept. */
+export class VaultError extends AuthError {
+  constructor(readonly failure: VaultFailure) {
+    super(failure.code, failure.message, { reason: failure.reason });
+  }
+}
+
+/**
+ * How a call of the page that failed crosses back to it: a failed API call as the TypeError a fetch would
+ * throw (the app's server could not be reached, or the URL was refused), so the page does not read it as
+ * a failure of the identity provider; anything else as the vault's failure.
+ */
+export type CallFailure = { failure: VaultFailure } | { fetchFailed: string };
+
+/** The error the page's call rejects with. */
+export function callError(failed: CallFailure): Error {
+  return 'fetchFailed' in failed ? new TypeError(failed.fetchFailed) : new VaultError(failed.failure);
 }

@@ -54,6 +54,7 @@ function load(): Promise<TokenVault> {
         announce,
         keep: shared && keepsKeys ? keeper(config.clientId) : undefined,
       });
+      created.prepare();
       await created.restore();
       return created;
     });
@@ -93,6 +94,9 @@ async function answer(call: Exclude<VaultCall, { op: 'bye' | 'hello' }>): Promis
 }
 
 function serve(port: Port & Pick<MessagePort, 'addEventListener'>): void {
+  // The configuration, discovery and the DPoP key are made ready now, before the page's first call: a
+  // click on "Sign in" then waits for none of them. A failure is tried again at that call.
+  load().catch(() => undefined);
   const entry = { port, shown: true };
   ports.push(entry);
   port.addEventListener('message', (message: MessageEvent<VaultCall>) => {
