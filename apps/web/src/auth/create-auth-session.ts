@@ -1,4 +1,5 @@
 import type { AuthSession } from './auth-state';
+import { redeemEarly } from './pending-sign-in';
 import { WorkerVault } from './vault-client';
 
 /**
@@ -39,5 +40,7 @@ export async function createAuthSession(): Promise<AuthSession> {
   // configuration it reads and the provider's discovery take about as long as the chunk, and a sign-in
   // waits for both.
   const vault = typeof Worker === 'function' ? new WorkerVault() : undefined;
-  return (await import('./oidc-session')).createAuthSession(vault);
+  // On the redirect URI the code goes to the vault now too, while the chunk loads.
+  const early = vault && redeemEarly(vault, window.location.href, window.sessionStorage);
+  return (await import('./oidc-session')).createAuthSession(vault, early);
 }

@@ -9,6 +9,7 @@ import { AuthProvider } from './auth-context';
 import { CallbackPage } from './callback-page';
 import { toAuthError } from './oidc-errors';
 import { OidcSession } from './oidc-session';
+import { redeemEarly, type EarlyRedeem } from './pending-sign-in';
 import type { ReportSignInEvent } from './sign-in-telemetry';
 import {
   APP_ORIGIN,
@@ -41,12 +42,14 @@ function newSession(
     now = () => Date.now(),
     trackApiCall,
     tabs,
+    earlyRedeem,
   }: {
     vault?: Vault;
     rolesClaim?: string;
     now?: () => number;
     trackApiCall?: ApiCallTracker;
     tabs?: TabSignals;
+    earlyRedeem?: EarlyRedeem | undefined;
   } = {},
 ) {
   const environment = {
@@ -59,6 +62,7 @@ function newSession(
     leavingFor: vi.fn<(url: string) => void>(),
     trackApiCall,
     tabs,
+    earlyRedeem,
   };
   return Object.assign(new OidcSession({ ...testOidcConfig, rolesClaim }, environment), { environment });
 }
@@ -249,6 +253,26 @@ describe('OidcSession.completeSignIn', () => {
       error: { code: 'state_mismatch' },
     });
     expect(idp.to('/token')).toHaveLength(1);
+  });
+
+  it("takes up the code the page's first script handed to the vault: one exchange, one use of the state", async () => {
+    const idp = await provider();
+    const vault = newVault();
+    const callback = await toProviderAndBack(newSession(HOME, { vault }), idp);
+    const calls = vi.spyOn(vault, 'call');
+    const earlyRedeem = redeemEarly(vault, callback, window.sessionStorage);
+    expect(earlyRedeem?.url).toBe(callback);
+
+    const session = newSession(callback, { vault, earlyRedeem });
+    await session.start();
+    await expect(session.completeSignIn(callback)).resolves.toEqual({ ok: true, returnTo: '/profile' });
+    expect(session.getState()).toMatchObject({ status: 'signed-in', user: { name: 'Alice' } });
+    expect(calls.mock.calls.filter(([op]) => op === 'redeem')).toHaveLength(1);
+    expect(idp.to('/token')).toHaveLength(1);
+    expect(
+      window.sessionStorage.getItem(`gatehouse.oidc.${new URL(callback).searchParams.get('state')}`),
+    ).toBeNull();
+    expect(reported(session)).toContain('gatehouse.sign-in signed-in button');
   });
 
   it('refuses a saved state without a nonce, before redeeming the code', async () => {

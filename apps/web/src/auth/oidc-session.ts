@@ -11,6 +11,7 @@ import { providerSessionRemains, sessionExpired, signedOutElsewhere } from './au
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
 import { isAuthorizationError, oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
+import { pendingSignIn, type EarlyRedeem, type RequestData } from './pending-sign-in';
 import { safeReturnTo } from './return-to';
 import { pageEnvironment, SessionCore, type CoreEnvironment } from './session-core';
 import { describeUser } from './session-user';
@@ -34,13 +35,20 @@ export interface SessionEnvironment extends CoreEnvironment {
   vault: Vault;
   /** Reports each API call as a dependency, with the trace context it sends (the telemetry facade). */
   trackApiCall?: ApiCallTracker | undefined;
+  /** The callback's code, handed to the vault by the page's first script (pending-sign-in.ts). */
+  earlyRedeem?: EarlyRedeem | undefined;
 }
 
-function browserEnvironment(config: OidcConfig, vault: Vault): SessionEnvironment {
+function browserEnvironment(
+  config: OidcConfig,
+  vault: Vault,
+  earlyRedeem: EarlyRedeem | undefined,
+): SessionEnvironment {
   return {
     ...pageEnvironment(config.clientId),
     replaceUrl: (url) => window.history.replaceState(window.history.state, '', url),
     vault,
+    earlyRedeem,
     trackApiCall: telemetry.apiCall,
   };
 }
@@ -53,8 +61,11 @@ const renewalFailed: AuthNotice = {
   message: 'Your session could not be renewed, so you have been signed out. Sign in again to continue.',
 };
 
-/** Entry point of the lazily loaded auth chunk, with the vault's worker if the page has started it. */
-export async function createAuthSession(vault?: Vault): Promise<AuthSession> {
+/**
+ * Entry point of the lazily loaded auth chunk, with the vault's worker if the page has started it, and
+ * the callback's code if the page has already handed it to the vault.
+ */
+export async function createAuthSession(vault?: Vault, earlyRedeem?: EarlyRedeem): Promise<AuthSession> {
   let config: OidcConfig;
   try {
     config = readRuntimeConfig().oidc;
@@ -65,7 +76,10 @@ export async function createAuthSession(vault?: Vault): Promise<AuthSession> {
       }),
     );
   }
-  const session = new OidcSession(config, browserEnvironment(config, vault ?? new WorkerVault()));
+  const session = new OidcSession(
+    config,
+    browserEnvironment(config, vault ?? new WorkerVault(), earlyRedeem),
+  );
   // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
   session.prefetchDiscovery();
   await session.start();
@@ -83,15 +97,6 @@ function unavailableSession(error: AuthError): AuthSession {
     fetchApi: () => Promise.reject(error),
     renew: () => Promise.resolve(false),
   };
-}
-
-/** What a pending sign-in request keeps in its state (oidc-client-ts's `state.data`). */
-interface RequestData {
-  returnTo: string;
-  scope: string;
-  nonce: string;
-  /** A top-level `prompt=none` request that restores a session the vault no longer holds. */
-  restore?: boolean;
 }
 
 /**
@@ -278,19 +283,15 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
       if (!data.restore) this.journey.returned();
     };
     try {
-      let saved: string;
-      try {
-        const { state } = await this.provider.client.readSigninResponseState(url);
-        data = state.data ?? {};
-        stateId = state.id;
-        saved = state.toStorageString();
-      } catch (cause) {
+      const pending = pendingSignIn(url, this.env.sessionStorage);
+      if (!pending) {
         throw new AuthError(
           'state_mismatch',
           'This sign-in response does not belong to a sign-in started in this tab: it was used already or altered.',
-          { cause },
         );
       }
+      data = pending.data;
+      stateId = pending.id;
       markReturned();
       const nonce = data.nonce;
       // signIn always keeps one: a state without it was not made by this app, so the ID token's
@@ -302,7 +303,12 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
         );
       }
       stage = 'redeem';
-      const user = await this.vault.call('redeem', { url, state: saved, nonce });
+      // The page's first script may have handed this very code to the vault already (pending-sign-in.ts).
+      const early = this.env.earlyRedeem;
+      this.env.earlyRedeem = undefined;
+      const user = await (early?.url === url
+        ? early.redeemed
+        : this.vault.call('redeem', { url, state: pending.saved, nonce }));
       if (data.restore) this.journey.renewal('succeeded');
       else {
         this.journey.redeemed();

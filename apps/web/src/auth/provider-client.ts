@@ -10,14 +10,12 @@ import type { RuntimeConfig } from '../config/runtime-config';
 import { AuthError } from './auth-error';
 import { dpopOffered, type DpopKey } from './dpop';
 import { JwksCache, validateIdToken } from './id-token';
+import { STATE_PREFIX } from './pending-sign-in';
 import { revokeRefreshToken } from './revocation';
 import { isBound, userFrom } from './session-user';
 import { fetchUserInfo } from './userinfo';
 
 type OidcConfig = RuntimeConfig['oidc'];
-
-/** Where sign-in requests and the sign-out request wait for the provider's answer (this tab only). */
-const STATE_PREFIX = 'gatehouse.oidc.';
 
 /**
  * The provider, as the session talks to it: discovery (once per page) and its issuer check, the
