@@ -153,7 +153,9 @@ function buildBaseline(ref) {
   const dir = mkdtempSync(path.join(tmpdir(), 'gatehouse-baseline-'));
   const git = (...args) => execFileSync('git', args, { cwd: root, stdio: 'pipe' });
   git('worktree', 'add', '--detach', dir, ref);
-  for (const modules of ['node_modules', 'apps/web/node_modules', 'packages/collector/node_modules']) {
+  // The root's packages and each workspace's own (npm nests a version apart where two disagree).
+  const workspaces = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).workspaces;
+  for (const modules of ['node_modules', ...workspaces.map((w) => `${w}/node_modules`)]) {
     if (existsSync(path.join(root, modules))) {
       execFileSync('cp', ['-al', path.join(root, modules), path.join(dir, modules)]);
     }
@@ -161,6 +163,12 @@ function buildBaseline(ref) {
   execFileSync('npm', ['run', 'build'], { cwd: dir, stdio: 'ignore' });
   return { dir, remove: () => git('worktree', 'remove', '--force', dir) };
 }
+
+/** Every server a bench started: stopped when the bench's process ends, however it ends. */
+const startedServers = new Set();
+process.once('exit', () => {
+  for (const child of startedServers) child.kill('SIGTERM');
+});
 
 export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT, cwd = root) {
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
@@ -179,6 +187,8 @@ export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PO
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  startedServers.add(child);
+  child.once('exit', () => startedServers.delete(child));
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('Gatehouse did not start within 30 s')), 30_000);
     child.stdout.on('data', (chunk) => {

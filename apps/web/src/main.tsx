@@ -1,7 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { App } from './app/app';
-import { loadSessionEarlyOnCallback } from './auth/auth-context';
+import { afterSessionLoaded, loadSessionEarlyOnCallback } from './auth/auth-context';
 import { afterAddressChange, afterFirstPaint, afterNextFrame } from './shared/after-first-paint';
 import { telemetry } from './telemetry/telemetry';
 import './app/styles.css';
@@ -15,10 +15,11 @@ telemetry.start(
     }),
   // The HTML paints at once, so on the sign-in callback the SDK would load while the code is redeemed:
   // there it waits until the page has taken the code out of its address, and the signed-in page has
-  // had its frame.
+  // had its frame. Elsewhere it waits for the first paint and the session, so a click on "Sign in"
+  // right after the paint does not wait for the SDK's start.
   window.location.pathname === '/callback'
     ? (task) => afterAddressChange(() => afterNextFrame(task))
-    : afterFirstPaint,
+    : (task) => afterFirstPaint(() => afterSessionLoaded(task)),
 );
 
 const root = document.getElementById('root');

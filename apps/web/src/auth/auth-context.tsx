@@ -53,6 +53,23 @@ export function loadSessionEarlyOnCallback(): void {
   if (window.location.pathname === '/callback') void loadDefaultSession().catch(() => undefined);
 }
 
+/**
+ * Runs `task` once the session has loaded (or failed to), or after `timeoutMs` whatever happens: work that
+ * can wait (the telemetry SDK's start) then does not stand between a quick click on "Sign in" and the
+ * provider.
+ */
+export function afterSessionLoaded(task: () => void, timeoutMs = 2_000): void {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    clearTimeout(timer);
+    task();
+  };
+  const timer = setTimeout(run, timeoutMs);
+  loadDefaultSession().then(run, run);
+}
+
 /** The signed-in user the last page of this tab knew, for the first render (see session-hint.ts). */
 function defaultInitialUser(): AuthUser | null {
   return typeof window === 'undefined' ? null : readSessionHint(window.sessionStorage, Date.now());
