@@ -2,7 +2,8 @@
 // with per-batch latency, the collector's CPU per item and its peak memory, for each payload shape an
 // official SDK sends: the browser SDK's JSON arrays of mixed ~1 KB envelopes, the Node.js SDK 2.x's gzip
 // NDJSON batches of 250 and the Node.js SDK 3.x's (Azure Monitor exporter) JSON arrays, both captured from
-// the real SDKs (sdk-payloads.mjs); then the raw insert rate of the store.
+// the real SDKs (sdk-payloads.mjs), each beside the floor (the same load read, hashed and journaled and
+// nothing else: test-support/floor.ts); then the raw insert rate of the store.
 // Needs the built package and its test support (npm run build -w @gatehouse/collector && npm run
 // build:testing -w @gatehouse/collector). Bounded in time and count; removes its temp data dirs. Knobs:
 // BENCH_SECONDS (15 per shape), BENCH_SENDERS (32), BENCH_BATCH (100, browser), BENCH_MAX_ITEMS (2e6 per
@@ -20,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { createCollector, openStore, validateEnvelope } from '@gatehouse/collector';
 import { browserBatch, browserContext, SEQ_DIGITS } from '@gatehouse/collector/testing/browser-envelopes';
+import { openFloor } from '@gatehouse/collector/testing/floor';
 import { nodeSdk2Bodies, nodeSdk3Bodies } from './sdk-payloads.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -59,6 +61,44 @@ function countIn(body, headers) {
   return headers['Content-Type'].includes('x-json-stream')
     ? text.split('\n').filter((l) => l.trim()).length
     : JSON.parse(text).length;
+}
+
+/**
+ * The senders' load, from a child process, against `handle` served on 127.0.0.1: the senders' result, the
+ * CPU this process spent meanwhile (every thread) and its peak RSS.
+ */
+async function drive(handle, requests, perBatch) {
+  const server = http.createServer(handle);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}/v2/track`;
+  // The collector's process is this one; the senders run in a child (SENDERS_FLAG, above).
+  const child = fork(new URL(import.meta.url), [SENDERS_FLAG], { serialization: 'advanced' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const next = () =>
+    new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`the senders' process exited (${code})`)));
+    });
+  const ready = next();
+  child.send({
+    url,
+    seconds: SECONDS,
+    senders: SENDERS,
+    maxRequests: Math.ceil(MAX_ITEMS / perBatch),
+    requests,
+  });
+  await ready;
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
+  const cpuBefore = process.cpuUsage();
+  const finished = next();
+  child.send({ go: true });
+  const result = await finished;
+  await exited;
+  const cpu = process.cpuUsage(cpuBefore);
+  clearInterval(sampler);
+  await new Promise((resolve) => server.close(resolve));
+  return { result, cpu, peakRss };
 }
 
 // The senders run in a child process: their own event loop on the second core, as a browser would be,
@@ -174,41 +214,16 @@ if (process.argv.includes(SENDERS_FLAG)) {
         maxBytesInFlightPerSource: 0,
         log: (level, message) => console.info(`[collector ${level}] ${message}`),
       });
-      const server = http.createServer((req, res) => collector.handle(req, res));
-      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${server.address().port}/v2/track`;
-      // The collector's process is this one; the senders run in a child (SENDERS_FLAG, above).
-      const child = fork(new URL(import.meta.url), [SENDERS_FLAG], { serialization: 'advanced' });
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      const next = () =>
-        new Promise((resolve, reject) => {
-          child.once('message', resolve);
-          child.once('exit', (code) => reject(new Error(`the senders' process exited (${code})`)));
-        });
-      const ready = next();
-      child.send({
-        url,
-        seconds: SECONDS,
-        senders: SENDERS,
-        maxRequests: Math.ceil(MAX_ITEMS / perBatch),
+      const { result, cpu, peakRss } = await drive(
+        (req, res) => collector.handle(req, res),
         requests,
-      });
-      await ready;
-      let peakRss = process.memoryUsage().rss;
-      const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
-      const cpuBefore = process.cpuUsage();
-      const finished = next();
-      child.send({ go: true });
-      const result = await finished;
-      await exited;
-      const cpu = process.cpuUsage(cpuBefore);
-      clearInterval(sampler);
+        perBatch,
+      );
       // Answers come once items are durable in the journal; count() first loads the rest into DuckDB.
       const loadStart = performance.now();
       const stored = await collector.store.count();
       const loadLag = performance.now() - loadStart;
       await collector.close();
-      await new Promise((resolve) => server.close(resolve));
       const httpRate = result.accepted / result.elapsed;
       const sorted = result.latencies.sort((a, b) => a - b);
       console.info(
@@ -249,6 +264,27 @@ if (process.argv.includes(SENDERS_FLAG)) {
       console.info(`  goal >= 100,000 items/s durably over HTTP: ${goal(httpRate >= 100_000)}`);
       console.info(`  goal peak RSS < 256 MiB: ${goal(peakRss < 256 * 1048576)}`);
       rates[name] = httpRate;
+
+      // The floor: the same load against reading, hashing and journalling each item and nothing else.
+      const floor = await openFloor(path.join(root, `floor-${name}`));
+      const floorRun = await drive((req, res) => floor.handle(req, res), requests, perBatch);
+      await floor.close();
+      const floorRate = floorRun.result.accepted / floorRun.result.elapsed;
+      if (floorRun.result.failed > 0 || floor.stored !== floorRun.result.accepted) {
+        notAResult(
+          `${fmt(floorRun.result.failed)} requests to the floor failed; ` +
+            `${fmt(floorRun.result.accepted)} items acknowledged, ${fmt(floor.stored)} journaled`,
+          '  ',
+        );
+      }
+      const floorCpu = (floorRun.cpu.user + floorRun.cpu.system) / Math.max(1, floorRun.result.accepted);
+      console.info(
+        `  the floor (each item read, hashed and journaled, nothing else, on the event loop alone): ` +
+          `${fmt(floorRate)} items/s, ${floorCpu.toFixed(1)} µs of CPU an item`,
+      );
+      console.info(
+        `  the collector's rate as a share of the floor's: ${((httpRate / floorRate) * 100).toFixed(0)} %`,
+      );
     }
 
     // 2. The store alone: validated items appended in groups (each durable in the journal), then loaded.
