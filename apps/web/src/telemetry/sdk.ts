@@ -2,6 +2,7 @@ import { ApplicationInsights, type ITelemetryItem } from '@microsoft/application
 import { VisitReferrer } from './referrer';
 import { scrubDeep } from './scrub';
 import { sdkConfiguration } from './telemetry-settings';
+import { writeBehindStorage } from './write-behind-storage';
 
 /** The parts of the SDK the facade drives. Lives in its own chunk, loaded after consent and first paint. */
 export interface TelemetrySdk {
@@ -39,7 +40,11 @@ export function startSdk(
   appOrigin: string,
   providerHosts: ReadonlySet<string> = new Set(),
 ): TelemetrySdk {
-  const appInsights = new ApplicationInsights({ config: sdkConfiguration(connectionString, appOrigin) });
+  // The send buffers reach sessionStorage once a second, not at every item (write-behind-storage.ts).
+  const buffers = writeBehindStorage(window.sessionStorage, window);
+  const appInsights = new ApplicationInsights({
+    config: { ...sdkConfiguration(connectionString, appOrigin), bufferOverride: buffers },
+  });
   appInsights.loadAppInsights();
   const referrer = new VisitReferrer(appOrigin, window.sessionStorage, providerHosts);
   let roles = '';
@@ -95,7 +100,10 @@ export function startSdk(
       roles = '';
       appInsights.clearAuthenticatedUserContext();
     },
-    flush: () => void appInsights.flush(),
+    flush: () => {
+      void appInsights.flush();
+      buffers.flush();
+    },
     unload: () => void appInsights.unload(false),
   };
 }
