@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
 import { TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
 import type { WebVital } from './web-vitals';
+import { WEB_VITALS_MARK } from './web-vitals-mark';
 
 function fakeSdk() {
   return {
@@ -219,6 +220,17 @@ describe('TelemetryClient', () => {
       client.choose('denied');
       measure(lcp);
       expect(sdk.trackMetric).not.toHaveBeenCalled();
+    });
+
+    it("mark the page's timeline once they are watched, not before", async () => {
+      const mark = vi.spyOn(performance, 'mark');
+      const { client } = withVitals('ask');
+      client.trackPageView('Home', 'http://localhost/');
+      await settle();
+      expect(mark).not.toHaveBeenCalledWith(WEB_VITALS_MARK);
+      client.choose('granted');
+      await settle();
+      expect(mark).toHaveBeenCalledExactlyOnceWith(WEB_VITALS_MARK);
     });
 
     it('cost only themselves when their chunk cannot load', async () => {

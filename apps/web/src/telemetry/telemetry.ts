@@ -9,6 +9,7 @@ import {
 import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
 import type { WebVital } from './web-vitals';
+import { WEB_VITALS_MARK } from './web-vitals-mark';
 
 /** One API call the page hands to the token vault: its `traceparent`, and `done` once it answered. */
 export type ApiCallTracker = (
@@ -288,11 +289,15 @@ export class TelemetryClient {
     if (this.watchingVitals) return;
     this.watchingVitals = true;
     this.loadWebVitals().then(
-      ({ watchWebVitals }) =>
+      ({ watchWebVitals }) => {
         watchWebVitals((vital) => {
           if (this.landingPage === undefined) this.vitalsBeforeLanding.push(vital);
           else this.trackWebVital(vital);
-        }),
+        });
+        // On the page's timeline (DevTools, tests): from here an input ends LCP's measure and reports it.
+        // Before it, web-vitals never saw the input, and reports LCP only when the page is hidden.
+        performance.mark(WEB_VITALS_MARK);
+      },
       () => console.warn('Web vitals are not reported: their code could not be loaded.'),
     );
   }
