@@ -19,8 +19,11 @@ requireTool('django-oauth-toolkit');
 
 const DOT = `http://localhost:${port(110)}`;
 const ALICE = { username: 'alice', password: 'alice', name: 'Alice Liddell' };
-/** Short-lived access tokens, so the walk sees a renewal. */
-const ACCESS_TOKEN_TTL = 20;
+/**
+ * Short-lived access tokens, so the walk sees a renewal: the vault renews at half their life, and the walk
+ * waits past the whole of it (10 s; at 20 s, four walks waited 40 s more and proved nothing more).
+ */
+const ACCESS_TOKEN_TTL = 10;
 let provider: ChildProcess | undefined;
 const servers: { browser?: StartedServer; bff?: StartedServer } = {};
 

@@ -48,12 +48,14 @@ export default function DiagnosticsPage() {
         <button
           type="button"
           className="button"
-          onClick={() =>
+          onClick={() => {
+            // The last answer goes at once: what is shown next is this call's.
+            setApiResult('Calling the API…');
             void call('get', '/me').then(
               (me) => setApiResult(`The API answered for ${me.sub}.`),
               (error: unknown) => setApiResult(error instanceof Error ? error.message : String(error)),
-            )
-          }
+            );
+          }}
         >
           Call the API
         </button>
