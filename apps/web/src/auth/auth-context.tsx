@@ -8,7 +8,7 @@ import {
   useSyncExternalStore,
   type ReactNode,
 } from 'react';
-import { afterFirstPaint } from '../shared/after-first-paint';
+import { afterFirstPaint, once } from '../shared/after-first-paint';
 import { signInUnavailable } from './auth-notices';
 import { createAuthSession } from './create-auth-session';
 import type { AuthSession, AuthState, AuthUser, CallbackResult, SignOutOutcome } from './auth-state';
@@ -59,14 +59,8 @@ export function loadSessionEarlyOnCallback(): void {
  * provider.
  */
 export function afterSessionLoaded(task: () => void, timeoutMs = 2_000): void {
-  let done = false;
-  const run = () => {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    task();
-  };
-  const timer = setTimeout(run, timeoutMs);
+  const run = once(task);
+  setTimeout(run, timeoutMs);
   loadDefaultSession().then(run, run);
 }
 

@@ -11,7 +11,7 @@ import { providerSessionRemains, sessionExpired, signedOutElsewhere } from './au
 import type { AuthNotice, AuthSession, AuthState, CallbackResult, SignOutOutcome } from './auth-state';
 import { isAuthorizationError, oidcFailureOf, toAuthError } from './oidc-errors';
 import { ProviderClient } from './provider-client';
-import { pendingSignIn, type EarlyRedeem, type RequestData } from './pending-sign-in';
+import { keptNonce, pendingSignIn, type EarlyRedeem, type RequestData } from './pending-sign-in';
 import { safeReturnTo } from './return-to';
 import { pageEnvironment, SessionCore, type CoreEnvironment } from './session-core';
 import { describeUser } from './session-user';
@@ -293,10 +293,9 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
       data = pending.data;
       stateId = pending.id;
       markReturned();
-      const nonce = data.nonce;
-      // signIn always keeps one: a state without it was not made by this app, so the ID token's
-      // nonce (OpenID Connect Core 3.1.3.7, 11) would go unchecked. Refused before the code is redeemed.
-      if (typeof nonce !== 'string' || nonce === '') {
+      // Refused before the code is redeemed (keptNonce says why).
+      const nonce = keptNonce(pending);
+      if (nonce === undefined) {
         throw new AuthError(
           'state_mismatch',
           'This sign-in response does not belong to a sign-in started by Gatehouse: its saved state has no nonce. Sign in again.',

@@ -44,6 +44,16 @@ export function pendingSignIn(url: string, storage: Storage): PendingSignIn | un
   }
 }
 
+/**
+ * The nonce the request kept, or undefined when it kept none: signIn always keeps one, so a state without
+ * it was not made by this app, and the ID token's nonce (OpenID Connect Core 3.1.3.7, 11) would go
+ * unchecked.
+ */
+export function keptNonce(pending: PendingSignIn): string | undefined {
+  const { nonce } = pending.data;
+  return typeof nonce === 'string' && nonce !== '' ? nonce : undefined;
+}
+
 /** The code of a callback handed to the vault before the session's own code has loaded. */
 export interface EarlyRedeem {
   url: string;
@@ -60,8 +70,8 @@ export function redeemEarly(vault: Vault, url: string, storage: Storage): EarlyR
   const address = new URL(url);
   if (address.pathname !== '/callback' || !address.searchParams.has('code')) return undefined;
   const pending = pendingSignIn(url, storage);
-  const nonce = pending?.data.nonce;
-  if (!pending || typeof nonce !== 'string' || nonce === '') return undefined;
+  const nonce = pending && keptNonce(pending);
+  if (!pending || !nonce) return undefined;
   const redeemed = vault.call('redeem', { url, state: pending.saved, nonce });
   // Read by the session; never an unhandled rejection meanwhile.
   redeemed.catch(() => undefined);

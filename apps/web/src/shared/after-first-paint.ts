@@ -55,7 +55,7 @@ export function afterAddressChange(task: () => void, timeoutMs = 10_000): void {
 }
 
 /** The task, callable any number of times, run the first time only (whichever trigger comes first). */
-function once(task: () => void): () => void {
+export function once(task: () => void): () => void {
   let done = false;
   return () => {
     if (done) return;
