@@ -1,11 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bodyRefused, send } from '../http/breeze-answers.js';
 import { inflate, readBody, splitItems } from '../protocol/body.js';
 import { itemKey } from '../protocol/item-identity.js';
 import { RS } from '../protocol/packed.js';
 import { GroupCommit } from '../store/group-commit.js';
 import { Journal } from '../store/journal.js';
 
-/** What a request may hold, read or inflated: the collector's own default cap. */
+/**
+ * What a request may hold, read or inflated: above the collector's own caps (1 MiB read, 4 MiB inflated),
+ * so the floor refuses nothing the collector would take.
+ */
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /** An ingestion endpoint that does the least any durable one must (openFloor). */
@@ -47,16 +51,10 @@ export async function openFloor(dir: string): Promise<Floor> {
   };
   return {
     handle(req, res) {
-      const answer = (status: number, type: string, text: string) =>
-        res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(text) }).end(text);
       store(req).then(
         ({ received, accepted }) =>
-          answer(
-            200,
-            'application/json',
-            JSON.stringify({ itemsReceived: received, itemsAccepted: accepted, errors: [] }),
-          ),
-        (error: unknown) => answer(400, 'text/plain', `not stored: ${String(error)}`),
+          send(res, 200, { itemsReceived: received, itemsAccepted: accepted, errors: [] }),
+        (error: unknown) => send(res, 400, bodyRefused(400, `not stored: ${String(error)}`)),
       );
     },
     get stored() {
