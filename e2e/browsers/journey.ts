@@ -299,18 +299,21 @@ export async function journey(
   await expect.poll(() => currentUrl(other), { message: 'the other tab is back home' }).toBe(`${APP}/`);
   await expectSeen(other, { role: 'button', name: 'Sign in', within: banner });
   expect(await other.evaluate(storedSession, null)).toBeNull();
-  // Signed out, telemetry goes on under new anonymous ids (the tabs share the cookies that hold them),
-  // which nothing links to the old ones.
+  // Signed out, telemetry goes on under new anonymous ids, which nothing links to the old ones. The
+  // tabs share the cookies that hold them, and both see the same user: one tab makes it, the other takes
+  // it up (where both wrote it at once, Firefox's processes each kept their own).
   const fresh = async () => {
     const ids = await probe(tab, telemetryIds, null);
+    const others = await probe(other, telemetryIds, null);
     return {
       session: Boolean(ids?.session) && ids?.session !== anonymous.session,
       user: Boolean(ids?.user) && ids?.user !== anonymous.user,
+      sameUserInBothTabs: ids?.user === others?.user,
     };
   };
   await expect
-    .poll(fresh, { message: 'fresh anonymous ids after sign-out' })
-    .toEqual({ session: true, user: true });
+    .poll(fresh, { message: 'fresh anonymous ids after sign-out, the same in both tabs' })
+    .toEqual({ session: true, user: true, sameUserInBothTabs: true });
 
   // The provider's session is gone too: signing in again asks for the password.
   await press(tab, { role: 'button', name: 'Sign in', within: banner });

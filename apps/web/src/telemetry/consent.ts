@@ -28,12 +28,33 @@ export function storeChoice(choice: ConsentChoice, storage: Storage = localStora
  * the mark that this tab's visit has sent its referrer (referrer.ts): a fresh identity is a fresh visit.
  */
 export function forgetTelemetryState(): void {
+  forgetSdkEntries(/^ai_/i);
+  sessionStorage.removeItem(REFERRED_KEY);
+}
+
+/** Removes the SDK's session id (its cookie, and the backup it keeps in storage): the next item starts a new one. */
+export function forgetSessionId(): void {
+  forgetSdkEntries(/^ai_session$/i);
+}
+
+function forgetSdkEntries(name: RegExp): void {
   for (const cookie of document.cookie.split(';')) {
-    const name = cookie.split('=')[0]?.trim();
-    if (name && /^ai_/i.test(name)) document.cookie = `${name}=; Max-Age=0; path=/`;
+    const key = cookie.split('=')[0]?.trim();
+    if (key && name.test(key)) document.cookie = `${key}=; Max-Age=0; path=/`;
   }
   for (const storage of [localStorage, sessionStorage]) {
-    for (const key of Object.keys(storage)) if (/^ai_/i.test(key)) storage.removeItem(key);
+    for (const key of Object.keys(storage)) if (name.test(key)) storage.removeItem(key);
   }
-  sessionStorage.removeItem(REFERRED_KEY);
+}
+
+/**
+ * The anonymous ids this tab sees in the SDK's cookies (`ai_user` is `id|created`, `ai_session`
+ * `id|acquired|renewed`), '' where there is none.
+ */
+export function storedIds(): { user: string; session: string } {
+  const id = (name: string) => {
+    const cookie = document.cookie.split('; ').find((entry) => entry.startsWith(`${name}=`));
+    return decodeURIComponent(cookie?.slice(name.length + 1) ?? '').split('|')[0] ?? '';
+  };
+  return { user: id('ai_user'), session: id('ai_session') };
 }

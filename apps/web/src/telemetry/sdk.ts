@@ -18,8 +18,15 @@ export interface TelemetrySdk {
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
   setAuthenticatedUser(id: string, roles: string): void;
   clearAuthenticatedUser(): void;
+  /** The anonymous user and session ids the SDK reports under now. */
+  ids(): AnonymousIds;
   flush(): void;
   unload(): void;
+}
+
+export interface AnonymousIds {
+  user: string;
+  session: string;
 }
 
 export interface DependencyCall {
@@ -100,6 +107,7 @@ export function startSdk(
       roles = '';
       appInsights.clearAuthenticatedUserContext();
     },
+    ids: () => ({ user: appInsights.context.user.id, session: appInsights.context.getSessionId() }),
     flush: () => {
       void appInsights.flush();
       buffers.flush();

@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
-import { TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
+import { FOLLOW_IDS_WAIT_MS, TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
 import type { WebVital } from './web-vitals';
 import { WEB_VITALS_MARK } from './web-vitals-mark';
 
-function fakeSdk() {
+function fakeSdk(ids = { user: 'old-user', session: 'old-session' }) {
   return {
+    ids: vi.fn(() => ids),
     trackPageView: vi.fn(),
     trackException: vi.fn(),
     trackEvent: vi.fn(),
@@ -121,6 +122,82 @@ describe('TelemetryClient', () => {
     expect(startSdk).toHaveBeenCalledTimes(2);
     expect(second.trackPageView).toHaveBeenCalledWith('Home', 'http://localhost/', undefined);
     expect(first.trackPageView).not.toHaveBeenCalled();
+  });
+
+  describe('when another tab signed out', () => {
+    /** Every `ai_*` cookie this test window holds, as `name=value`. */
+    const aiCookies = () =>
+      document.cookie
+        .split('; ')
+        .filter((entry) => entry.startsWith('ai_'))
+        .sort();
+
+    async function followingTab() {
+      const first = fakeSdk();
+      const second = fakeSdk({ user: 'from-the-other-tab', session: 'any' });
+      const startSdk = vi.fn().mockReturnValueOnce(first).mockReturnValueOnce(second);
+      const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
+      client.start(() => Promise.resolve(runtime('implied')));
+      await settle();
+      document.cookie = 'ai_user=old-user|2026-11-29; path=/';
+      document.cookie = 'ai_session=old-session|1|1; path=/';
+      return { first, second, startSdk, client };
+    }
+    afterEach(() => {
+      for (const name of ['ai_user', 'ai_session']) document.cookie = `${name}=; Max-Age=0; path=/`;
+    });
+
+    it('stops sending under the old ids at once, writes no id of its own, and takes up the ones that tab writes', async () => {
+      const { first, second, startSdk, client } = await followingTab();
+      client.followFreshIdentity();
+      expect(first.flush).toHaveBeenCalled();
+      expect(first.unload).toHaveBeenCalled();
+      client.trackPageView('Home', 'http://localhost/');
+      await vi.advanceTimersByTimeAsync(FOLLOW_IDS_WAIT_MS / 2);
+      // Still the old ids in the cookies: nothing starts and nothing is written meanwhile.
+      expect(startSdk).toHaveBeenCalledTimes(1);
+      expect(aiCookies()).toEqual(['ai_session=old-session|1|1', 'ai_user=old-user|2026-11-29']);
+
+      // The other tab forgets the old ids and its fresh SDK writes a new user (the session comes with its
+      // first item).
+      document.cookie = 'ai_session=; Max-Age=0; path=/';
+      document.cookie = 'ai_user=new-user|2026-11-29; path=/';
+      await settle();
+      expect(startSdk).toHaveBeenCalledTimes(2);
+      expect(aiCookies()).toEqual(['ai_user=new-user|2026-11-29']);
+      expect(second.trackPageView).toHaveBeenCalledWith('Home', 'http://localhost/', undefined);
+      expect(first.trackPageView).not.toHaveBeenCalled();
+    });
+
+    it('never takes up the old session, even when the new user is there first', async () => {
+      const { startSdk, client } = await followingTab();
+      client.followFreshIdentity();
+      document.cookie = 'ai_user=new-user|2026-11-29; path=/';
+      await settle();
+      expect(startSdk).toHaveBeenCalledTimes(2);
+      expect(aiCookies()).toEqual(['ai_user=new-user|2026-11-29']);
+    });
+
+    it('makes fresh ids itself when none come in time', async () => {
+      const { second, startSdk, client } = await followingTab();
+      client.followFreshIdentity();
+      client.trackPageView('Home', 'http://localhost/');
+      await vi.advanceTimersByTimeAsync(FOLLOW_IDS_WAIT_MS - 100);
+      expect(startSdk).toHaveBeenCalledTimes(1);
+      await settle();
+      expect(startSdk).toHaveBeenCalledTimes(2);
+      expect(aiCookies()).toEqual([]);
+      expect(second.trackPageView).toHaveBeenCalledWith('Home', 'http://localhost/', undefined);
+    });
+
+    it('ends its wait when the visitor declines meanwhile', async () => {
+      const { startSdk, client } = await followingTab();
+      client.followFreshIdentity();
+      client.choose('denied');
+      document.cookie = 'ai_user=new-user|2026-11-29; path=/';
+      await vi.advanceTimersByTimeAsync(FOLLOW_IDS_WAIT_MS * 2);
+      expect(startSdk).toHaveBeenCalledTimes(1);
+    });
   });
 
   it('holds items until the signed-in user id arrives, so they carry it; and not forever', async () => {

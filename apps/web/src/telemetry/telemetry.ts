@@ -1,7 +1,9 @@
 import { afterFirstPaint } from '../shared/after-first-paint';
 import {
+  forgetSessionId,
   forgetTelemetryState,
   storeChoice,
+  storedIds,
   storedChoice,
   type ConsentChoice,
   type ConsentState,
@@ -34,6 +36,10 @@ export type TelemetryConsent = ConsentState | 'pending' | 'unavailable';
 const QUEUE_LIMIT = 250;
 /** How long items wait for a signed-in user's id from the server before they go out without it. */
 export const USER_ID_WAIT_MS = 5_000;
+/** How long a tab another tab signed out waits for that tab's fresh ids before it makes its own. */
+export const FOLLOW_IDS_WAIT_MS = 3_000;
+/** How often it looks at the cookies meanwhile. */
+const FOLLOW_IDS_POLL_MS = 50;
 
 /**
  * What the app talks to: a small facade in the first chunk. The SDK itself loads in its own chunk
@@ -51,6 +57,8 @@ export class TelemetryClient {
   private awaitingUser = false;
   /** Bumped at each change of user, so a late answer for an earlier user is ignored. */
   private userGeneration = 0;
+  /** Bumped at each new identity and each refusal, so a tab's wait for another's fresh ids can end. */
+  private identityGeneration = 0;
   /** The first page view's name: the page this load's web vitals belong to. */
   private landingPage: string | undefined;
   /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
@@ -101,9 +109,7 @@ export class TelemetryClient {
   choose(choice: ConsentChoice): void {
     storeChoice(choice);
     if (choice === 'denied') {
-      this.sdk?.unload();
-      this.sdk = undefined;
-      this.loading = undefined;
+      this.stopSdk(false);
       forgetTelemetryState();
     }
     this.setConsent(choice);
@@ -230,18 +236,63 @@ export class TelemetryClient {
    * before and after (nor one person to the next on a shared computer). The consent choice stays.
    */
   startFreshIdentity(): void {
-    const sdk = this.sdk;
-    if (sdk) {
-      sdk.flush();
-      sdk.unload();
-    }
-    this.sdk = undefined;
-    this.loading = undefined;
+    this.stopSdk(true);
     forgetTelemetryState();
-    if (this.consent === 'granted' || this.consent === 'implied') this.load();
+    this.loadIfAllowed();
+  }
+
+  /**
+   * Another tab signed out and starts fresh ids (startFreshIdentity): this tab stops sending under the
+   * old ones at once, and takes the new ones from the cookies the tabs share once that tab has written
+   * them. It writes none meanwhile: where two tabs write the same cookie at once, Firefox's processes
+   * may each keep a value of their own for good. Should no fresh ids come in FOLLOW_IDS_WAIT_MS, this
+   * tab makes its own. Items wait in the queue meanwhile. A tab without an SDK has no ids to drop.
+   */
+  followFreshIdentity(): void {
+    const sdk = this.sdk;
+    if (!sdk) return;
+    const old = sdk.ids();
+    this.stopSdk(true);
+    const generation = this.identityGeneration;
+    const fresh = () => {
+      const seen = storedIds().user;
+      return seen !== '' && seen !== old.user;
+    };
+    this.loading = new Promise<void>((resolve) => {
+      const waitedUntil = Date.now() + FOLLOW_IDS_WAIT_MS;
+      const look = () => {
+        if (generation !== this.identityGeneration) return resolve();
+        if (!fresh() && Date.now() < waitedUntil) {
+          setTimeout(look, FOLLOW_IDS_POLL_MS);
+          return;
+        }
+        this.loading = undefined;
+        if (!fresh()) forgetTelemetryState();
+        // The other tab's SDK writes the session's cookie with its first item: until then this tab may
+        // still see the old one, which it must not take up.
+        else if (storedIds().session === old.session) forgetSessionId();
+        this.loadIfAllowed();
+        resolve();
+      };
+      look();
+    });
   }
 
   // --- internals ---
+
+  /** The SDK goes (what it holds is sent first when `flush`), and any wait for another tab's ids ends. */
+  private stopSdk(flush: boolean): void {
+    const sdk = this.sdk;
+    if (sdk && flush) sdk.flush();
+    sdk?.unload();
+    this.sdk = undefined;
+    this.loading = undefined;
+    this.identityGeneration++;
+  }
+
+  private loadIfAllowed(): void {
+    if (this.consent === 'granted' || this.consent === 'implied') this.load();
+  }
 
   /** True when the command ran at once. */
   private run(command: Command): boolean {
@@ -265,9 +316,11 @@ export class TelemetryClient {
   private load(): void {
     const runtime = this.runtime;
     if (!runtime || this.sdk || this.loading) return;
+    const generation = this.identityGeneration;
     this.loading = this.loadSdk().then(
       ({ startSdk }) => {
-        if (this.consent === 'denied') return;
+        // Refused, or a fresh identity began meanwhile (which loads again if it may).
+        if (this.consent === 'denied' || generation !== this.identityGeneration) return;
         this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();
