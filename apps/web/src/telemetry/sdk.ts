@@ -13,7 +13,7 @@ export interface TelemetrySdk {
   trackTrace(message: string, properties: Record<string, string>): void;
   /** The trace this page's items belong to (W3C trace id: 32 hex digits). */
   traceId(): string;
-  /** A call the page did not make with its own fetch (the token vault made it), as a Fetch dependency. */
+  /** A call the page or the token vault made (fetch-tracking.ts, the facade's apiCall), as a Fetch dependency. */
   trackDependency(call: DependencyCall): void;
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
   setAuthenticatedUser(id: string, roles: string): void;
@@ -86,9 +86,11 @@ export function startSdk(
     traceId: () => appInsights.context.telemetryTrace.traceID ?? '',
     trackDependency: ({ spanId, traceId, method, url, status, durationMs, startTime }) => {
       const target = new URL(url);
-      callTraces.set(spanId, traceId);
+      // As the SDK's own fetch tracking writes them: the id names the trace and the span.
+      const id = `|${traceId}.${spanId}`;
+      callTraces.set(id, traceId);
       appInsights.trackDependencyData({
-        id: spanId,
+        id,
         name: `${method} ${target.pathname}`,
         target: target.host,
         data: url,
@@ -97,6 +99,7 @@ export function startSdk(
         responseCode: status,
         success: status >= 200 && status < 400,
         startTime,
+        properties: { HttpMethod: method },
       });
     },
     setAuthenticatedUser: (id, userRoles) => {

@@ -17,6 +17,7 @@ const CFG_SYNC_PLUGIN = 'AppInsightsCfgSyncPlugin';
 
 /**
  * The whole SDK configuration. Page views are tracked by the router (not the SDK's history patching),
+ * fetch calls by the facade (fetch-tracking.ts: the same dependency, reported off the caller's path),
  * correlation headers go to this origin only, nothing is fetched from a CDN, and the deprecated
  * `unload` event is not used (pending items leave on `pagehide`/`visibilitychange` with a beacon).
  */
@@ -30,7 +31,8 @@ export function sdkConfiguration(connectionString: string, appOrigin: string): I
     disableExceptionTracking: false,
     enableUnhandledPromiseRejectionTracking: true,
     disableAjaxTracking: false,
-    disableFetchTracking: false,
+    // The page's fetch calls are tracked by fetch-tracking.ts, which reports after the caller has its answer.
+    disableFetchTracking: true,
     enableCorsCorrelation: false,
     correlationHeaderDomains: [appHost],
     distributedTracingMode: 2, // DistributedTracingModes.W3C: `traceparent` only

@@ -31,6 +31,8 @@ async function settle() {
   await vi.advanceTimersByTimeAsync(200);
 }
 
+/** The test window's own fetch: a client whose SDK starts tracks the page's fetch calls by wrapping it. */
+const windowFetch = window.fetch.bind(window);
 beforeEach(() => {
   vi.useFakeTimers();
   vi.stubGlobal('requestAnimationFrame', () => 0);
@@ -39,6 +41,7 @@ beforeEach(() => {
 afterEach(() => {
   vi.useRealTimers();
   vi.unstubAllGlobals();
+  window.fetch = windowFetch;
 });
 
 describe('TelemetryClient', () => {
@@ -379,6 +382,9 @@ describe('the API calls the token vault makes for the page', () => {
     expect(call?.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
     expect(sdk.trackDependency).not.toHaveBeenCalled();
     call?.done(200);
+    // Reported after the code waiting for the answer, in a later task.
+    expect(sdk.trackDependency).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(0);
     const spanId = call?.traceparent.split('-')[2];
     expect(sdk.trackDependency).toHaveBeenCalledWith(
       expect.objectContaining({
@@ -387,6 +393,53 @@ describe('the API calls the token vault makes for the page', () => {
         method: 'GET',
         url: 'http://localhost/api/me',
         status: 200,
+      }),
+    );
+  });
+
+  it("of the page's own fetch calls: a traceparent to this origin only, each reported after its caller, and never the SDK's sends", async () => {
+    const sent: { url: string; traceparent: string | null }[] = [];
+    window.fetch = vi.fn((input: RequestInfo | URL, init?: RequestInit) => {
+      const url = input instanceof Request ? input.url : input instanceof URL ? input.href : input;
+      sent.push({ url, traceparent: new Headers(init?.headers).get('traceparent') });
+      return Promise.resolve(new Response(null, { status: 204 }));
+    });
+    const sdk = fakeSdk();
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    await fetch(`${window.location.origin}/api/me`); // before the SDK: not tracked
+    client.start(() =>
+      Promise.resolve({
+        ...runtime('implied'),
+        connectionString: 'InstrumentationKey=k;IngestionEndpoint=https://ingest.example/',
+      }),
+    );
+    await settle();
+
+    const order: string[] = [];
+    sdk.trackDependency.mockImplementation(({ url }: { url: string }) => order.push(`reported ${url}`));
+    await fetch(`${window.location.origin}/api/me`);
+    order.push('the caller has its answer');
+    await fetch('https://provider.example/.well-known/openid-configuration');
+    await fetch('https://ingest.example/v2/track', { method: 'POST' });
+    await vi.advanceTimersByTimeAsync(0);
+
+    expect(sent.map((call) => [call.url, Boolean(call.traceparent)])).toEqual([
+      [`${window.location.origin}/api/me`, false],
+      [`${window.location.origin}/api/me`, true],
+      ['https://provider.example/.well-known/openid-configuration', false],
+      ['https://ingest.example/v2/track', false],
+    ]);
+    expect(order).toEqual([
+      'the caller has its answer',
+      `reported ${window.location.origin}/api/me`,
+      'reported https://provider.example/.well-known/openid-configuration',
+    ]);
+    expect(sdk.trackDependency).toHaveBeenCalledWith(
+      expect.objectContaining({
+        spanId: sent[1]?.traceparent?.split('-')[2],
+        traceId: '0af7651916cd43dd8448eb211c80319c',
+        method: 'GET',
+        status: 204,
       }),
     );
   });

@@ -8,6 +8,8 @@ import {
   type ConsentChoice,
   type ConsentState,
 } from './consent';
+import { afterCallers } from './after-callers';
+import { trackedFetch, type CallTracker } from './fetch-tracking';
 import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
 import type { WebVital } from './web-vitals';
@@ -57,6 +59,9 @@ export class TelemetryClient {
   private awaitingUser = false;
   /** Bumped at each change of user, so a late answer for an earlier user is ignored. */
   private userGeneration = 0;
+  /** Runs reporting work after the code waiting for an answer (after-callers.ts); made at first use. */
+  private later: ((task: () => void) => void) | undefined;
+  private pageFetchesTracked = false;
   /** Bumped at each new identity and each refusal, so a tab's wait for another's fresh ids can end. */
   private identityGeneration = 0;
   /** The first page view's name: the page this load's web vitals belong to. */
@@ -181,11 +186,28 @@ export class TelemetryClient {
       traceparent: `00-${traceId}-${spanId}-01`,
       done: (status) => {
         const durationMs = performance.now() - started;
-        this.run((running) =>
-          running.trackDependency({ spanId, traceId, method, url, status, durationMs, startTime }),
+        // Reported once the code waiting for the answer has run: the report costs the call nothing.
+        this.later ??= afterCallers();
+        this.later(() =>
+          this.run((running) =>
+            running.trackDependency({ spanId, traceId, method, url, status, durationMs, startTime }),
+          ),
         );
       },
     };
+  };
+
+  /**
+   * The page's own fetch calls, tracked as the vault's (fetch-tracking.ts) once the SDK runs: a
+   * `traceparent` to this origin only, and none to any other (the provider's, say); the SDK's own sends
+   * are not tracked.
+   */
+  private readonly pageFetch: CallTracker = (url, method) => {
+    const ingestion = this.runtime && ingestionPrefix(this.runtime.connectionString);
+    if (!this.sdk || (ingestion && url.startsWith(ingestion))) return undefined;
+    const call = this.apiCall(url, method);
+    if (!call) return undefined;
+    return hostOf(url) === window.location.host ? call : { done: call.done };
   };
 
   trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
@@ -322,6 +344,10 @@ export class TelemetryClient {
         // Refused, or a fresh identity began meanwhile (which loads again if it may).
         if (this.consent === 'denied' || generation !== this.identityGeneration) return;
         this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
+        if (!this.pageFetchesTracked) {
+          this.pageFetchesTracked = true;
+          window.fetch = trackedFetch(window.fetch.bind(window), this.pageFetch);
+        }
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();
         this.drain();
@@ -388,6 +414,12 @@ export class TelemetryClient {
   private readonly onEarlyRejection = (event: PromiseRejectionEvent) => {
     this.trackException(event.reason, { source: 'unhandledrejection' });
   };
+}
+
+/** Where the SDK sends its items (`<IngestionEndpoint>/v2/track`, v2.1 alike): never tracked as a call. */
+export function ingestionPrefix(connectionString: string): string {
+  const endpoint = /(?:^|;)\s*IngestionEndpoint=([^;]+)/i.exec(connectionString)?.[1]?.trim();
+  return `${(endpoint ?? 'https://dc.services.visualstudio.com').replace(/\/+$/, '')}/v2`;
 }
 
 function validTraceId(id: string): string | undefined {

@@ -1,0 +1,29 @@
+/**
+ * Work that must not stand between an answer and the code waiting for it (reporting a call): run in a
+ * later task, in order, and at once when the page is hidden or left, ahead of the SDK's own listeners
+ * (added first, capturing), so that what it reports is handed over with the rest.
+ */
+export function afterCallers(target: Window = window): (task: () => void) => void {
+  let tasks: (() => void)[] = [];
+  let scheduled = false;
+  const runAll = () => {
+    scheduled = false;
+    const due = tasks;
+    tasks = [];
+    for (const task of due) task();
+  };
+  target.addEventListener('pagehide', runAll, { capture: true });
+  target.document.addEventListener(
+    'visibilitychange',
+    () => {
+      if (target.document.visibilityState === 'hidden') runAll();
+    },
+    { capture: true },
+  );
+  return (task) => {
+    tasks.push(task);
+    if (scheduled) return;
+    scheduled = true;
+    target.setTimeout(runAll, 0);
+  };
+}
