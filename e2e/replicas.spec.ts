@@ -153,24 +153,27 @@ test('the global rate limit holds across the replicas within one refill', async 
       data: { baseType: 'EventData', baseData: { ver: 2, name: `rate ${n} ${i} ${Math.random()}` } },
     }));
   const started = Date.now();
-  // One batch of a whole second's worth to each replica (round robin), at once.
+  // One batch of a whole second's worth to each replica, at once. Straight to each: the balancer's round
+  // robin does not promise that three requests at once reach three replicas (under load two met one).
   const answers = await Promise.all(
-    cluster.replicas.map(async () => {
-      const res = await fetch(`${cluster.origin}/v2/track`, {
+    cluster.replicas.map(async (replica) => {
+      const res = await fetch(`${replica.origin}/v2/track`, {
         method: 'POST',
         body: JSON.stringify(batch(RATE)),
       });
       // An empty 429: refused before its body was read (its source's buckets were empty).
       const text = await res.text();
       return {
-        replica: res.headers.get('x-gatehouse-replica'),
+        status: res.status,
         itemsAccepted: text ? (JSON.parse(text) as { itemsAccepted: number }).itemsAccepted : 0,
       };
     }),
   );
   const seconds = (Date.now() - started) / 1000;
-  expect(new Set(answers.map((a) => a.replica)).size).toBe(3);
+  // Every replica answered: stored (200), in part (206) or refused for the rate (429).
+  expect(answers.map((a) => [200, 206, 429].includes(a.status))).toEqual([true, true, true]);
   const accepted = answers.reduce((sum, a) => sum + a.itemsAccepted, 0);
+  expect(accepted).toBeGreaterThan(0);
   // Per process, each replica would take a whole second's worth: three times the rate.
   expect(accepted).toBeLessThanOrEqual(RATE + Math.ceil(RATE * seconds));
 });
