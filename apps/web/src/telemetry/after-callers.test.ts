@@ -6,7 +6,7 @@ afterEach(() => vi.useRealTimers());
 
 describe('afterCallers', () => {
   it('runs the tasks in order in a later task, after the code that queued them', async () => {
-    const later = afterCallers();
+    const { later } = afterCallers();
     const order: string[] = [];
     later(() => order.push('first report'));
     later(() => order.push('second report'));
@@ -19,7 +19,7 @@ describe('afterCallers', () => {
   });
 
   it('runs what waits at once when the page is left or hidden, and each task once', async () => {
-    const later = afterCallers();
+    const { later } = afterCallers();
     const ran = vi.fn();
     later(ran);
     window.dispatchEvent(new Event('pagehide'));
@@ -30,5 +30,15 @@ describe('afterCallers', () => {
     expect(ran).toHaveBeenCalledTimes(2);
     await vi.advanceTimersByTimeAsync(0);
     expect(ran).toHaveBeenCalledTimes(2);
+  });
+
+  it('runs what waits when asked, and not again later', async () => {
+    const queue = afterCallers();
+    const ran = vi.fn();
+    queue.later(ran);
+    queue.runAll();
+    expect(ran).toHaveBeenCalledTimes(1);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ran).toHaveBeenCalledTimes(1);
   });
 });

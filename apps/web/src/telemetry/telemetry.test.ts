@@ -26,6 +26,16 @@ const runtime = (consent: TelemetryRuntime['consent']): TelemetryRuntime => ({
   consent,
 });
 
+/** A client whose SDK has started (`first`); the next start (a fresh identity) gets `second`. */
+async function startedWithTwoSdks(second = fakeSdk()) {
+  const first = fakeSdk();
+  const startSdk = vi.fn().mockReturnValueOnce(first).mockReturnValueOnce(second);
+  const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
+  client.start(() => Promise.resolve(runtime('implied')));
+  await settle();
+  return { first, second, startSdk, client };
+}
+
 /** Lets the after-first-paint timer and the pending promises run. */
 async function settle() {
   await vi.advanceTimersByTimeAsync(200);
@@ -103,12 +113,7 @@ describe('TelemetryClient', () => {
   });
 
   it('starts a fresh SDK with no ai_* state left when asked for a fresh identity', async () => {
-    const first = fakeSdk();
-    const second = fakeSdk();
-    const startSdk = vi.fn().mockReturnValueOnce(first).mockReturnValueOnce(second);
-    const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
-    client.start(() => Promise.resolve(runtime('implied')));
-    await settle();
+    const { first, second, startSdk, client } = await startedWithTwoSdks();
     document.cookie = 'ai_user=old-user; path=/';
     document.cookie = 'ai_session=old-session; path=/';
     localStorage.setItem('ai_session', 'old-session');
@@ -136,15 +141,10 @@ describe('TelemetryClient', () => {
         .sort();
 
     async function followingTab() {
-      const first = fakeSdk();
-      const second = fakeSdk({ user: 'from-the-other-tab', session: 'any' });
-      const startSdk = vi.fn().mockReturnValueOnce(first).mockReturnValueOnce(second);
-      const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
-      client.start(() => Promise.resolve(runtime('implied')));
-      await settle();
+      const started = await startedWithTwoSdks(fakeSdk({ user: 'from-the-other-tab', session: 'any' }));
       document.cookie = 'ai_user=old-user|2026-11-29; path=/';
       document.cookie = 'ai_session=old-session|1|1; path=/';
-      return { first, second, startSdk, client };
+      return started;
     }
     afterEach(() => {
       for (const name of ['ai_user', 'ai_session']) document.cookie = `${name}=; Max-Age=0; path=/`;
@@ -442,6 +442,23 @@ describe('the API calls the token vault makes for the page', () => {
         status: 204,
       }),
     );
+  });
+
+  it('are reported to the SDK of the identity they were made under, never to the next one', async () => {
+    const { first, second, startSdk, client } = await startedWithTwoSdks();
+    const answered = client.apiCall('http://localhost/api/me', 'GET');
+    const inFlight = client.apiCall('http://localhost/api/items', 'GET');
+    answered?.done(200); // its report waits for a later task
+
+    client.startFreshIdentity(); // sign-out
+    expect(first.trackDependency).toHaveBeenCalledTimes(1);
+    expect(first.trackDependency.mock.invocationCallOrder[0]).toBeLessThan(
+      first.flush.mock.invocationCallOrder[0] ?? 0,
+    );
+    inFlight?.done(200); // answered after the sign-out: its trace is the old identity's
+    await settle();
+    expect(startSdk).toHaveBeenCalledTimes(2);
+    expect(second.trackDependency).not.toHaveBeenCalled();
   });
 
   it('start a trace of their own when the SDK has none to join', async () => {

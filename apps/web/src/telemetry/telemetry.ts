@@ -8,7 +8,7 @@ import {
   type ConsentChoice,
   type ConsentState,
 } from './consent';
-import { afterCallers } from './after-callers';
+import { afterCallers, type AfterCallers } from './after-callers';
 import { trackedFetch, type CallTracker } from './fetch-tracking';
 import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
@@ -60,7 +60,7 @@ export class TelemetryClient {
   /** Bumped at each change of user, so a late answer for an earlier user is ignored. */
   private userGeneration = 0;
   /** Runs reporting work after the code waiting for an answer (after-callers.ts); made at first use. */
-  private later: ((task: () => void) => void) | undefined;
+  private afterCallers: AfterCallers | undefined;
   private pageFetchesTracked = false;
   /** Bumped at each new identity and each refusal, so a tab's wait for another's fresh ids can end. */
   private identityGeneration = 0;
@@ -182,17 +182,22 @@ export class TelemetryClient {
     const spanId = randomHex(8);
     const startTime = new Date();
     const started = performance.now();
+    // A call answered after the identity changed (sign-out) is not reported: under the new ids, its trace
+    // would link them to the old ones.
+    const identity = this.identityGeneration;
     return {
       traceparent: `00-${traceId}-${spanId}-01`,
       done: (status) => {
         const durationMs = performance.now() - started;
+        if (identity !== this.identityGeneration) return;
         // Reported once the code waiting for the answer has run: the report costs the call nothing.
-        this.later ??= afterCallers();
-        this.later(() =>
+        this.afterCallers ??= afterCallers();
+        this.afterCallers.later(() => {
+          if (identity !== this.identityGeneration) return;
           this.run((running) =>
             running.trackDependency({ spanId, traceId, method, url, status, durationMs, startTime }),
-          ),
-        );
+          );
+        });
       },
     };
   };
@@ -280,24 +285,25 @@ export class TelemetryClient {
       const seen = storedIds().user;
       return seen !== '' && seen !== old.user;
     };
-    this.loading = new Promise<void>((resolve) => {
-      const waitedUntil = Date.now() + FOLLOW_IDS_WAIT_MS;
-      const look = () => {
-        if (generation !== this.identityGeneration) return resolve();
-        if (!fresh() && Date.now() < waitedUntil) {
-          setTimeout(look, FOLLOW_IDS_POLL_MS);
-          return;
-        }
-        this.loading = undefined;
-        if (!fresh()) forgetTelemetryState();
-        // The other tab's SDK writes the session's cookie with its first item: until then this tab may
-        // still see the old one, which it must not take up.
-        else if (storedIds().session === old.session) forgetSessionId();
-        this.loadIfAllowed();
-        resolve();
-      };
-      look();
-    });
+    // Meanwhile nothing else loads an SDK (load() waits for `loading`).
+    let waited = () => {};
+    this.loading = new Promise<void>((resolve) => (waited = resolve));
+    const waitedUntil = Date.now() + FOLLOW_IDS_WAIT_MS;
+    const look = () => {
+      if (generation !== this.identityGeneration) return waited();
+      if (!fresh() && Date.now() < waitedUntil) {
+        setTimeout(look, FOLLOW_IDS_POLL_MS);
+        return;
+      }
+      this.loading = undefined;
+      if (!fresh()) forgetTelemetryState();
+      // The other tab's SDK writes the session's cookie with its first item: until then this tab may
+      // still see the old one, which it must not take up.
+      else if (storedIds().session === old.session) forgetSessionId();
+      this.loadIfAllowed();
+      waited();
+    };
+    look();
   }
 
   // --- internals ---
@@ -305,6 +311,8 @@ export class TelemetryClient {
   /** The SDK goes (what it holds is sent first when `flush`), and any wait for another tab's ids ends. */
   private stopSdk(flush: boolean): void {
     const sdk = this.sdk;
+    // Calls answered under this identity are reported to its SDK before it goes (and dropped with it).
+    if (flush) this.afterCallers?.runAll();
     if (sdk && flush) sdk.flush();
     sdk?.unload();
     this.sdk = undefined;
