@@ -1,3 +1,5 @@
+import { onPageHidden } from './page-hidden';
+
 /** Work queued to run after the code waiting for an answer (see afterCallers). */
 export interface AfterCallers {
   /** Queues `task`: it runs in a later task, in order with the others. */
@@ -9,7 +11,7 @@ export interface AfterCallers {
 /**
  * Work that must not stand between an answer and the code waiting for it (reporting a call): run in a
  * later task, in order, and at once when the page is hidden or left, ahead of the SDK's own listeners
- * (added first, capturing), so that what it reports is handed over with the rest.
+ * (page-hidden.ts), so that what it reports is handed over with the rest.
  */
 export function afterCallers(target: Window = window): AfterCallers {
   let tasks: (() => void)[] = [];
@@ -20,14 +22,7 @@ export function afterCallers(target: Window = window): AfterCallers {
     tasks = [];
     for (const task of due) task();
   };
-  target.addEventListener('pagehide', runAll, { capture: true });
-  target.document.addEventListener(
-    'visibilitychange',
-    () => {
-      if (target.document.visibilityState === 'hidden') runAll();
-    },
-    { capture: true },
-  );
+  onPageHidden(target, runAll);
   return {
     later: (task) => {
       tasks.push(task);

@@ -189,7 +189,6 @@ export class TelemetryClient {
       traceparent: `00-${traceId}-${spanId}-01`,
       done: (status) => {
         const durationMs = performance.now() - started;
-        if (identity !== this.identityGeneration) return;
         // Reported once the code waiting for the answer has run: the report costs the call nothing.
         this.afterCallers ??= afterCallers();
         this.afterCallers.later(() => {
@@ -207,13 +206,14 @@ export class TelemetryClient {
    * `traceparent` to this origin only, and none to any other (the provider's, say); the SDK's own sends
    * are not tracked.
    */
-  private readonly pageFetch: CallTracker = (url, method) => {
-    const ingestion = this.runtime && ingestionPrefix(this.runtime.connectionString);
-    if (!this.sdk || (ingestion && url.startsWith(ingestion))) return undefined;
-    const call = this.apiCall(url, method);
-    if (!call) return undefined;
-    return hostOf(url) === window.location.host ? call : { done: call.done };
-  };
+  private pageFetches(ingestion: string): CallTracker {
+    return (url, method) => {
+      // apiCall tracks nothing while no SDK runs.
+      const call = url.startsWith(ingestion) ? undefined : this.apiCall(url, method);
+      if (!call) return undefined;
+      return hostOf(url) === window.location.host ? call : { done: call.done };
+    };
+  }
 
   trackMetric(name: string, value: number, properties: Record<string, string> = {}): void {
     this.run((sdk) => sdk.trackMetric(name, value, properties));
@@ -312,8 +312,10 @@ export class TelemetryClient {
   private stopSdk(flush: boolean): void {
     const sdk = this.sdk;
     // Calls answered under this identity are reported to its SDK before it goes (and dropped with it).
-    if (flush) this.afterCallers?.runAll();
-    if (sdk && flush) sdk.flush();
+    if (flush) {
+      this.afterCallers?.runAll();
+      sdk?.flush();
+    }
     sdk?.unload();
     this.sdk = undefined;
     this.loading = undefined;
@@ -354,7 +356,8 @@ export class TelemetryClient {
         this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
         if (!this.pageFetchesTracked) {
           this.pageFetchesTracked = true;
-          window.fetch = trackedFetch(window.fetch.bind(window), this.pageFetch);
+          const ingestion = ingestionPrefix(runtime.connectionString);
+          window.fetch = trackedFetch(window.fetch.bind(window), this.pageFetches(ingestion));
         }
         // The SDK watches errors itself from here on.
         this.stopEarlyListeners();

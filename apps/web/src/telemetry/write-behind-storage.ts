@@ -1,3 +1,5 @@
+import { onPageHidden, type PageTarget } from './page-hidden';
+
 /** How long a change of the SDK's buffers may wait in memory before it is written to sessionStorage. */
 export const WRITE_BEHIND_MS = 1_000;
 
@@ -23,7 +25,7 @@ export interface BufferStorage {
  */
 export function writeBehindStorage(
   storage: Pick<Storage, 'getItem' | 'setItem'>,
-  target: Pick<Window, 'addEventListener'> & { document: Pick<Document, 'visibilityState'> },
+  target: PageTarget,
   delayMs = WRITE_BEHIND_MS,
 ): BufferStorage {
   const waiting = new Map<string, string>();
@@ -45,20 +47,13 @@ export function writeBehindStorage(
     for (const [name, data] of waiting) write(name, data);
     waiting.clear();
   };
-  const hidden = () => {
-    leaving = true;
-    flush();
-  };
-  // Capturing listeners on the window run before the SDK's, on the window and on the document.
-  target.addEventListener('pagehide', hidden, { capture: true });
-  target.addEventListener('pageshow', () => (leaving = false), { capture: true });
-  target.addEventListener(
-    'visibilitychange',
+  onPageHidden(
+    target,
     () => {
-      if (target.document.visibilityState === 'hidden') hidden();
-      else leaving = false;
+      leaving = true;
+      flush();
     },
-    { capture: true },
+    () => (leaving = false),
   );
   return {
     getItem: (_logger, name) => waiting.get(name) ?? storage.getItem(name) ?? '',
