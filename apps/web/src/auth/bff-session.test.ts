@@ -83,7 +83,7 @@ function newSession(server: FakeServer, href = `${APP_ORIGIN}/`) {
     now: () => 1_700_000_000_000,
     tabs: tabs.tabs,
     leavingFor: vi.fn<(url: string) => void>(),
-    reportSignIn: vi.fn<ReportSignInEvent>((event) => (events.push(event), true)),
+    reportSignIn: vi.fn<ReportSignInEvent>((event) => void events.push(event)),
     whenVisible: (listener: () => void) => void visible.push(listener),
   } satisfies BffEnvironment;
   const session = new BffSession({ authority: AUTHORITY }, environment);

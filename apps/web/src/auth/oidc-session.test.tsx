@@ -58,7 +58,7 @@ function newSession(
     sessionStorage: window.sessionStorage,
     now,
     vault,
-    reportSignIn: vi.fn<ReportSignInEvent>(() => true),
+    reportSignIn: vi.fn<ReportSignInEvent>(),
     leavingFor: vi.fn<(url: string) => void>(),
     trackApiCall,
     tabs,

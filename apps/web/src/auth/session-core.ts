@@ -57,7 +57,7 @@ export abstract class SessionCore<User> {
     classify?: FailureOf,
   ) {
     this.journey = new SignInTelemetry(
-      core.reportSignIn ?? (() => false),
+      core.reportSignIn ?? (() => {}),
       core.sessionStorage,
       core.now,
       classify,

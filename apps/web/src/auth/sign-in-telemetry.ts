@@ -21,17 +21,15 @@ export interface SignInTelemetryEvent {
 }
 
 /**
- * Hands an event to telemetry; true when the SDK took it at once (it then survives the page leaving
- * for the provider, in the SDK's session-storage buffer), false when it waits in the facade's queue.
+ * Hands an event to telemetry, which keeps it across the page leaving for the provider (in the SDK's
+ * session-storage buffer, or the facade's unsent events while the SDK is not running yet).
  */
-export type ReportSignInEvent = (event: SignInTelemetryEvent) => boolean;
+export type ReportSignInEvent = (event: SignInTelemetryEvent) => void;
 
 /** A sign-in under way in this tab: kept across the redirect, beside oidc-client-ts's pending state. */
 interface Journey {
   startedAt: number;
   trigger: SignInTrigger;
-  /** `started` could not be handed to the SDK before the page left: it is sent on the way back. */
-  startUnsent: boolean;
 }
 
 const JOURNEY_KEY = 'gatehouse.sign-in-journey';
@@ -130,8 +128,8 @@ export class SignInTelemetry {
 
   /** The browser is about to leave for the provider. */
   started(trigger: SignInTrigger): void {
-    const sent = this.report(signInEvent({ outcome: 'started', trigger }));
-    this.save({ startedAt: this.now(), trigger, startUnsent: !sent });
+    this.report(signInEvent({ outcome: 'started', trigger }));
+    this.save({ startedAt: this.now(), trigger });
   }
 
   /** Signing in stopped before the browser left (discovery, the issuer check, the network). */
@@ -141,11 +139,6 @@ export class SignInTelemetry {
 
   /** Back on the redirect URI. */
   returned(): void {
-    const journey = this.journey();
-    if (journey?.startUnsent) {
-      this.report(signInEvent({ outcome: 'started', trigger: journey.trigger }));
-      this.save({ ...journey, startUnsent: false });
-    }
     this.reportStep('returned');
   }
 
@@ -203,11 +196,11 @@ export class SignInTelemetry {
     try {
       const stored: unknown = JSON.parse(this.storage.getItem(JOURNEY_KEY) ?? 'null');
       if (typeof stored !== 'object' || stored === null) return undefined;
-      const { startedAt, trigger, startUnsent } = stored as Record<string, unknown>;
+      const { startedAt, trigger } = stored as Record<string, unknown>;
       if (typeof startedAt !== 'number' || !signInTriggers.includes(trigger as SignInTrigger)) {
         return undefined;
       }
-      return { startedAt, trigger: trigger as SignInTrigger, startUnsent: startUnsent === true };
+      return { startedAt, trigger: trigger as SignInTrigger };
     } catch {
       return undefined;
     }

@@ -6,9 +6,9 @@ export type ConsentState = ConsentChoice | 'ask' | 'implied';
 
 const KEY = 'gatehouse.telemetry-consent';
 
-export function storedChoice(storage: Storage = localStorage): ConsentChoice | null {
+export function storedChoice(storage?: Storage): ConsentChoice | null {
   try {
-    const value = storage.getItem(KEY);
+    const value = (storage ?? localStorage).getItem(KEY);
     return value === 'granted' || value === 'denied' ? value : null;
   } catch {
     return null;

@@ -343,18 +343,80 @@ describe('TelemetryClient', () => {
 describe('what the sign-in telemetry relies on', () => {
   afterEach(() => sessionStorage.clear());
 
-  it('says whether the SDK took an event at once, and sends its measurements', async () => {
+  it('sends an event with its measurements, at once once the SDK runs', async () => {
     const sdk = fakeSdk();
     const client = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
-    expect(client.trackEvent('gatehouse.sign-in', { outcome: 'started' })).toBe(false);
     client.start(() => Promise.resolve(runtime('implied')));
     await settle();
-    expect(client.trackEvent('gatehouse.sign-in', { outcome: 'signed-in' }, { durationMs: 812 })).toBe(true);
+    client.trackEvent('gatehouse.sign-in', { outcome: 'signed-in' }, { durationMs: 812 });
     expect(sdk.trackEvent).toHaveBeenLastCalledWith(
       'gatehouse.sign-in',
       { outcome: 'signed-in' },
       { durationMs: 812 },
     );
+    expect(sessionStorage.length).toBe(0);
+  });
+
+  it("keeps the events a page could not hand to its SDK before it left, and the tab's next page sends them first, once", async () => {
+    localStorage.setItem('gatehouse.telemetry-consent', 'granted');
+    // A failed callback: its events wait for an SDK that starts after the address changes; the page
+    // leaves for the provider first.
+    const leaving = new TelemetryClient(() => new Promise(() => {}));
+    leaving.trackEvent(
+      'gatehouse.sign-in',
+      { outcome: 'failed', reason: 'state_mismatch' },
+      { durationMs: 5 },
+    );
+    leaving.trackEvent('gatehouse.sign-in', { outcome: 'started', trigger: 'button' });
+
+    const sdk = fakeSdk();
+    const next = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    next.trackEvent('gatehouse.sign-in', { outcome: 'returned' });
+    next.start(() => Promise.resolve(runtime('ask')));
+    await settle();
+    expect(sdk.trackEvent.mock.calls).toEqual([
+      ['gatehouse.sign-in', { outcome: 'failed', reason: 'state_mismatch' }, { durationMs: 5 }],
+      ['gatehouse.sign-in', { outcome: 'started', trigger: 'button' }, {}],
+      ['gatehouse.sign-in', { outcome: 'returned' }, {}],
+    ]);
+    // Handed to the SDK (whose own buffer keeps them from here): a later page sends none again.
+    expect(sessionStorage.length).toBe(0);
+    const later = fakeSdk();
+    new TelemetryClient(() => Promise.resolve({ startSdk: () => later })).start(() =>
+      Promise.resolve(runtime('ask')),
+    );
+    await settle();
+    expect(later.trackEvent).not.toHaveBeenCalled();
+  });
+
+  it('keeps no event in storage without a yes, and forgets the kept ones at a no', async () => {
+    // No answer yet: the event waits in memory only.
+    const unanswered = new TelemetryClient(() => new Promise(() => {}));
+    unanswered.trackEvent('gatehouse.sign-in', { outcome: 'started', trigger: 'button' });
+    expect(sessionStorage.length).toBe(0);
+
+    localStorage.setItem('gatehouse.telemetry-consent', 'granted');
+    new TelemetryClient(() => new Promise(() => {})).trackEvent('gatehouse.sign-in', { outcome: 'returned' });
+    expect(sessionStorage.length).toBe(1);
+    // The visitor says no on the next page: nothing kept is sent, there or later.
+    const sdk = fakeSdk();
+    const next = new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk }));
+    next.start(() => Promise.resolve(runtime('ask')));
+    next.choose('denied');
+    await settle();
+    expect(sessionStorage.length).toBe(0);
+    expect(sdk.trackEvent).not.toHaveBeenCalled();
+
+    // Stored before a no given in another tab: the next page drops it.
+    localStorage.setItem('gatehouse.telemetry-consent', 'granted');
+    new TelemetryClient(() => new Promise(() => {})).trackEvent('gatehouse.sign-in', { outcome: 'returned' });
+    localStorage.setItem('gatehouse.telemetry-consent', 'denied');
+    new TelemetryClient(() => Promise.resolve({ startSdk: () => sdk })).start(() =>
+      Promise.resolve(runtime('implied')),
+    );
+    expect(sessionStorage.length).toBe(0);
+    await settle();
+    expect(sdk.trackEvent).not.toHaveBeenCalled();
   });
 
   it("hands the SDK the provider's hosts: the issuer, and where this tab was sent before the page left", async () => {

@@ -12,6 +12,7 @@ import { afterCallers, type AfterCallers } from './after-callers';
 import { trackedFetch, type CallTracker } from './fetch-tracking';
 import { hostOf } from './referrer';
 import type { TelemetrySdk } from './sdk';
+import { UnsentEvents, type QueuedEvent } from './unsent-events';
 import type { WebVital } from './web-vitals';
 import { WEB_VITALS_MARK } from './web-vitals-mark';
 
@@ -71,6 +72,8 @@ export class TelemetryClient {
   private watchingVitals = false;
   /** Hosts of the identity provider: a page view's referrer is never one of them. */
   private readonly providerHosts = new Set<string>(storedProviderHosts());
+  /** The queue's events, in this tab's storage too, so a page that leaves first does not lose them. */
+  private readonly unsentEvents = new UnsentEvents(QUEUE_LIMIT);
 
   constructor(
     private readonly loadSdk: () => Promise<{
@@ -91,6 +94,9 @@ export class TelemetryClient {
   ): void {
     window.addEventListener('error', this.onEarlyError);
     window.addEventListener('unhandledrejection', this.onEarlyRejection);
+    // What an earlier page of this tab could not hand to its SDK goes first.
+    if (storedChoice() === 'denied') this.unsentEvents.forget();
+    this.queue.unshift(...this.unsentEvents.takeEarlier().map((event) => this.eventCommand(event)));
     after(() => {
       readRuntime().then(
         (runtime) => {
@@ -157,16 +163,27 @@ export class TelemetryClient {
   }
 
   /**
-   * A product event, such as "Report exported"; properties must not hold personal data. True when the
-   * SDK took it at once (its session-storage buffer then keeps it if the page leaves), false when it
-   * waits in the queue or is dropped.
+   * A product event, such as "Report exported"; properties must not hold personal data. It survives the
+   * page leaving at once (for the identity provider, say): taken by the SDK, in its session-storage
+   * buffer; waiting for it, in this tab's unsent events, where the next page takes it up. Kept in storage
+   * only where consent is given or implied, or the visitor's earlier answer was yes.
    */
   trackEvent(
     name: string,
     properties: Record<string, string> = {},
     measurements: Record<string, number> = {},
-  ): boolean {
-    return this.run((sdk) => sdk.trackEvent(name, properties, measurements));
+  ): void {
+    const event = { name, properties, measurements };
+    const consented =
+      this.consent === 'granted' || this.consent === 'implied' || storedChoice() === 'granted';
+    if (this.run(this.eventCommand(event)) === 'queued' && consented) this.unsentEvents.keep(event);
+  }
+
+  private eventCommand(event: QueuedEvent): Command {
+    return (sdk) => {
+      this.unsentEvents.sent(event);
+      sdk.trackEvent(event.name, event.properties, event.measurements);
+    };
   }
 
   /**
@@ -326,22 +343,29 @@ export class TelemetryClient {
     if (this.consent === 'granted' || this.consent === 'implied') this.load();
   }
 
-  /** True when the command ran at once. */
-  private run(command: Command): boolean {
+  /** Runs the command at once if the SDK may take it, else queues it (while there is room and a point). */
+  private run(command: Command): 'ran' | 'queued' | 'dropped' {
     if (this.sdk && !this.awaitingUser) {
       command(this.sdk);
-      return true;
+      return 'ran';
     }
     if (this.consent !== 'denied' && this.consent !== 'unavailable' && this.queue.length < QUEUE_LIMIT) {
       this.queue.push(command);
+      return 'queued';
     }
-    return false;
+    return 'dropped';
+  }
+
+  /** Nothing waits any more: the queue and the events kept for the next page go. */
+  private dropQueue(): void {
+    this.queue = [];
+    this.unsentEvents.forget();
   }
 
   private setConsent(consent: ConsentState): void {
     this.consent = consent;
     if (consent === 'granted' || consent === 'implied') this.load();
-    if (consent === 'denied') this.queue = [];
+    if (consent === 'denied') this.dropQueue();
     for (const listener of this.listeners) listener();
   }
 
@@ -406,7 +430,7 @@ export class TelemetryClient {
   }
 
   private switchOff(): void {
-    this.queue = [];
+    this.dropQueue();
     this.consent = 'unavailable';
     this.stopEarlyListeners();
     console.warn('Usage telemetry is off: its code could not be loaded.');
