@@ -41,17 +41,18 @@ const server = (env: Record<string, string>) => ({
 });
 
 /**
- * Specs that run one at a time, beside the others (docs/decisions/0113): each builds images, starts a
- * cluster, drives Firefox and WebKit in a virtual display or holds an outage, and two of them at once
- * would take more of the machine than a light spec can spare. `dev-loop` runs alone, after every other
- * spec: its `tsc --watch` rewrites the collector's build, which the servers other specs start load.
+ * Two lanes of heavy specs, each one file at a time, beside the light ones (docs/decisions/0113, 0131):
+ * Firefox and WebKit in a virtual display (the two specs share WebKitWebDriver's port), and the specs
+ * that build images, start a cluster or hold an outage; two of one kind at once would take more of the
+ * machine than a light spec can spare. `dev-loop` runs alone, after every other spec: its `tsc --watch`
+ * rewrites the collector's build, which the servers other specs start load.
  */
-const ONE_AT_A_TIME =
-  /[/\\](browsers|browsers-independent|compose|container-image|kubernetes|relay|replicas|replicas-bff)\.spec\.ts$/;
+const REAL_BROWSERS = /[/\\](browsers|browsers-independent)\.spec\.ts$/;
+const CLUSTERS = /[/\\](compose|container-image|kubernetes|relay|replicas|replicas-bff)\.spec\.ts$/;
 const ALONE = /[/\\]dev-loop\.spec\.ts$/;
 const chromium = { ...devices['Desktop Chrome'] };
-/** Test files at a time on the two-core machine `npm test` is measured on (docs/decisions/0113). */
-const WORKERS = 2;
+/** Test files at a time on the two-core machine `npm test` is measured on: one per lane (0131). */
+const WORKERS = 3;
 
 export default defineConfig({
   testDir: 'e2e',
@@ -84,11 +85,17 @@ export default defineConfig({
       ],
     },
   },
-  // The heavy specs first: they are the longest chain, and a worker takes the first project's files first.
+  // The heavy lanes first: they are the longest chains, and a worker takes the first project's files first.
   projects: [
-    { name: 'one at a time', testMatch: ONE_AT_A_TIME, workers: 1, use: chromium },
-    { name: 'chromium', testIgnore: [ONE_AT_A_TIME, ALONE], use: chromium },
-    { name: 'alone', testMatch: ALONE, dependencies: ['chromium', 'one at a time'], use: chromium },
+    { name: 'real browsers', testMatch: REAL_BROWSERS, workers: 1, use: chromium },
+    { name: 'clusters', testMatch: CLUSTERS, workers: 1, use: chromium },
+    { name: 'chromium', testIgnore: [REAL_BROWSERS, CLUSTERS, ALONE], use: chromium },
+    {
+      name: 'alone',
+      testMatch: ALONE,
+      dependencies: ['chromium', 'real browsers', 'clusters'],
+      use: chromium,
+    },
   ],
   webServer: [
     {
