@@ -13,6 +13,7 @@ import { signInUnavailable } from './auth-notices';
 import { createAuthSession } from './create-auth-session';
 import type { AuthSession, AuthState, AuthUser, CallbackResult, SignOutOutcome } from './auth-state';
 import { readSessionHint, sessionMaybeSomewhere } from './session-hint';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface Auth {
   state: AuthState;
@@ -123,7 +124,12 @@ export function AuthProvider({
   // (the callback page's, above all) run once rather than on every state change.
   const actions = useMemo<Omit<Auth, 'state'>>(
     () => ({
-      signIn: async (returnTo = '/', trigger) => (await loadSession()).signIn(returnTo, trigger),
+      signIn: (returnTo = '/', trigger) => {
+        const leaving = loadSession().then((session) => session.signIn(returnTo, trigger));
+        // The page leaves: the telemetry SDK's start does not stand between the click and the provider.
+        telemetry.holdWhileLeaving(leaving);
+        return leaving;
+      },
       signOut: async () => (await loadSession()).signOut(),
       completeSignIn: async (url) => (await loadSession()).completeSignIn(url),
       fetchApi: async (request) => (await loadSession()).fetchApi(request),

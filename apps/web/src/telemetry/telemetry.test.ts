@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
-import { FOLLOW_IDS_WAIT_MS, TelemetryClient, USER_ID_WAIT_MS, type TelemetryRuntime } from './telemetry';
+import {
+  FOLLOW_IDS_WAIT_MS,
+  LEAVING_HOLD_MS,
+  TelemetryClient,
+  USER_ID_WAIT_MS,
+  type TelemetryRuntime,
+} from './telemetry';
 import type { WebVital } from './web-vitals';
 import { WEB_VITALS_MARK } from './web-vitals-mark';
 
@@ -387,6 +393,52 @@ describe('what the sign-in telemetry relies on', () => {
     );
     await settle();
     expect(later.trackEvent).not.toHaveBeenCalled();
+  });
+
+  it('keeps an event before the runtime is read where the page says consent is implied', () => {
+    const config = document.createElement('script');
+    config.id = 'gatehouse-config';
+    config.type = 'application/json';
+    config.textContent = JSON.stringify({ telemetry: { consent: 'implied' } });
+    document.head.append(config);
+    try {
+      new TelemetryClient(() => new Promise(() => {})).trackEvent('gatehouse.sign-in', {
+        outcome: 'started',
+      });
+      expect(sessionStorage.length).toBe(1);
+      sessionStorage.clear();
+      config.textContent = JSON.stringify({ telemetry: { consent: 'ask' } });
+      new TelemetryClient(() => new Promise(() => {})).trackEvent('gatehouse.sign-in', {
+        outcome: 'started',
+      });
+      expect(sessionStorage.length).toBe(0);
+    } finally {
+      config.remove();
+    }
+  });
+
+  it("holds the SDK's start while a sign-in leaves the page, and starts it if the page stays or the sign-in fails", async () => {
+    const startSdk = vi.fn(() => fakeSdk());
+    const client = new TelemetryClient(() => Promise.resolve({ startSdk }));
+    let left = () => {};
+    client.holdWhileLeaving(new Promise<void>((resolve) => (left = resolve)));
+    client.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    expect(startSdk).not.toHaveBeenCalled();
+    // The navigation began; the page is still here for a while (a slow provider).
+    left();
+    await vi.advanceTimersByTimeAsync(LEAVING_HOLD_MS - 300);
+    expect(startSdk).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(400);
+    expect(startSdk).toHaveBeenCalledTimes(1);
+
+    // A sign-in that fails to start releases the hold at once.
+    const other = vi.fn(() => fakeSdk());
+    const failing = new TelemetryClient(() => Promise.resolve({ startSdk: other }));
+    failing.holdWhileLeaving(Promise.reject(new Error('discovery failed')));
+    failing.start(() => Promise.resolve(runtime('implied')));
+    await settle();
+    expect(other).toHaveBeenCalledTimes(1);
   });
 
   it('keeps no event in storage without a yes, and forgets the kept ones at a no', async () => {

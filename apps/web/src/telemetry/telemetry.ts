@@ -43,6 +43,8 @@ export const USER_ID_WAIT_MS = 5_000;
 export const FOLLOW_IDS_WAIT_MS = 3_000;
 /** How often it looks at the cookies meanwhile. */
 const FOLLOW_IDS_POLL_MS = 50;
+/** How long the SDK's start waits once the page began to leave (for the provider), should it still be here. */
+export const LEAVING_HOLD_MS = 3_000;
 
 /**
  * What the app talks to: a small facade in the first chunk. The SDK itself loads in its own chunk
@@ -70,6 +72,8 @@ export class TelemetryClient {
   /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
   private vitalsBeforeLanding: WebVital[] = [];
   private watchingVitals = false;
+  /** Settles once no sign-in is leaving the page any more (holdWhileLeaving). */
+  private leaving: Promise<void> | undefined;
   /** Hosts of the identity provider: a page view's referrer is never one of them. */
   private readonly providerHosts = new Set<string>(storedProviderHosts());
   /** The queue's events, in this tab's storage too, so a page that leaves first does not lose them. */
@@ -110,6 +114,25 @@ export class TelemetryClient {
   }
 
   getConsent = (): TelemetryConsent => this.consent;
+
+  /**
+   * The page is about to leave for the identity provider (`leaving`: the sign-in's start): the SDK's
+   * start, some 40 ms of the page's thread, waits, so it never stands between a quick click on "Sign in"
+   * and the provider. Events meanwhile wait in the queue, and those kept for the next page reach it
+   * (unsent-events.ts). Should the sign-in fail to start, or the page still be here LEAVING_HOLD_MS after
+   * it began to leave, the SDK starts then.
+   */
+  holdWhileLeaving(leaving: Promise<unknown>): void {
+    const held = leaving.then(
+      () => new Promise<void>((resolve) => setTimeout(resolve, LEAVING_HOLD_MS)),
+      () => undefined,
+    );
+    const all = this.leaving ? Promise.all([this.leaving, held]).then(() => undefined) : held;
+    this.leaving = all;
+    void all.then(() => {
+      if (this.leaving === all) this.leaving = undefined;
+    });
+  }
 
   subscribe = (listener: () => void): (() => void) => {
     this.listeners.add(listener);
@@ -166,7 +189,8 @@ export class TelemetryClient {
    * A product event, such as "Report exported"; properties must not hold personal data. It survives the
    * page leaving at once (for the identity provider, say): taken by the SDK, in its session-storage
    * buffer; waiting for it, in this tab's unsent events, where the next page takes it up. Kept in storage
-   * only where consent is given or implied, or the visitor's earlier answer was yes.
+   * only where consent is given or implied (before the runtime is read: by the page's configuration), or
+   * the visitor's earlier answer was yes.
    */
   trackEvent(
     name: string,
@@ -174,8 +198,12 @@ export class TelemetryClient {
     measurements: Record<string, number> = {},
   ): void {
     const event = { name, properties, measurements };
+    const stored = storedChoice();
     const consented =
-      this.consent === 'granted' || this.consent === 'implied' || storedChoice() === 'granted';
+      this.consent === 'granted' ||
+      this.consent === 'implied' ||
+      stored === 'granted' ||
+      (this.consent === 'pending' && stored === null && consentImpliedByPage());
     if (this.run(this.eventCommand(event)) === 'queued' && consented) this.unsentEvents.keep(event);
   }
 
@@ -373,23 +401,26 @@ export class TelemetryClient {
     const runtime = this.runtime;
     if (!runtime || this.sdk || this.loading) return;
     const generation = this.identityGeneration;
-    this.loading = this.loadSdk().then(
-      ({ startSdk }) => {
-        // Refused, or a fresh identity began meanwhile (which loads again if it may).
-        if (this.consent === 'denied' || generation !== this.identityGeneration) return;
-        this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
-        if (!this.pageFetchesTracked) {
-          this.pageFetchesTracked = true;
-          const ingestion = ingestionPrefix(runtime.connectionString);
-          window.fetch = trackedFetch(window.fetch.bind(window), this.pageFetches(ingestion));
-        }
-        // The SDK watches errors itself from here on.
-        this.stopEarlyListeners();
-        this.drain();
-        this.watchWebVitals();
-      },
-      () => this.switchOff(),
-    );
+    this.loading = this.notLeaving()
+      .then(() => this.loadSdk())
+      .then(
+        async ({ startSdk }) => {
+          await this.notLeaving();
+          // Refused, or a fresh identity began meanwhile (which loads again if it may).
+          if (this.consent === 'denied' || generation !== this.identityGeneration) return;
+          this.sdk = startSdk(runtime.connectionString, window.location.origin, this.providerHosts);
+          if (!this.pageFetchesTracked) {
+            this.pageFetchesTracked = true;
+            const ingestion = ingestionPrefix(runtime.connectionString);
+            window.fetch = trackedFetch(window.fetch.bind(window), this.pageFetches(ingestion));
+          }
+          // The SDK watches errors itself from here on.
+          this.stopEarlyListeners();
+          this.drain();
+          this.watchWebVitals();
+        },
+        () => this.switchOff(),
+      );
   }
 
   /**
@@ -418,6 +449,11 @@ export class TelemetryClient {
 
   private trackWebVital({ name, value, rating, navigationType }: WebVital): void {
     this.trackMetric(name, value, { page: this.landingPage ?? '', rating, navigationType });
+  }
+
+  /** Settles once no sign-in is leaving the page (holdWhileLeaving), at once when none is. */
+  private async notLeaving(): Promise<void> {
+    while (this.leaving) await this.leaving;
   }
 
   /** Sends what waited, once the SDK is there and no user id is awaited. */
@@ -465,6 +501,20 @@ function randomHex(bytes: number): string {
   return [...crypto.getRandomValues(new Uint8Array(bytes))]
     .map((b) => b.toString(16).padStart(2, '0'))
     .join('');
+}
+
+/**
+ * Whether the server's configuration in this page implies consent, read before the runtime is (the
+ * runtime-config chunk validates it later): all that is needed to keep an event for the next page.
+ */
+function consentImpliedByPage(): boolean {
+  try {
+    const config: unknown = JSON.parse(document.getElementById('gatehouse-config')?.textContent ?? 'null');
+    const telemetry = (config as { telemetry?: { consent?: unknown } } | null)?.telemetry;
+    return telemetry?.consent === 'implied';
+  } catch {
+    return false;
+  }
 }
 
 function storedProviderHosts(): string[] {
