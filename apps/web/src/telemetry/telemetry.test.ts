@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { TelemetrySdk } from './sdk';
 import {
   FOLLOW_IDS_WAIT_MS,
+  LEAVING_HOLD_LIMIT_MS,
   LEAVING_HOLD_MS,
   TelemetryClient,
   USER_ID_WAIT_MS,
@@ -439,6 +440,16 @@ describe('what the sign-in telemetry relies on', () => {
     failing.start(() => Promise.resolve(runtime('implied')));
     await settle();
     expect(other).toHaveBeenCalledTimes(1);
+
+    // A sign-in that hangs (a provider that never answers) holds it LEAVING_HOLD_LIMIT_MS at most.
+    const late = vi.fn(() => fakeSdk());
+    const hanging = new TelemetryClient(() => Promise.resolve({ startSdk: late }));
+    hanging.holdWhileLeaving(new Promise(() => {}));
+    hanging.start(() => Promise.resolve(runtime('implied')));
+    await vi.advanceTimersByTimeAsync(LEAVING_HOLD_LIMIT_MS - 300);
+    expect(late).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(400);
+    expect(late).toHaveBeenCalledTimes(1);
   });
 
   it('keeps no event in storage without a yes, and forgets the kept ones at a no', async () => {

@@ -45,6 +45,8 @@ export const FOLLOW_IDS_WAIT_MS = 3_000;
 const FOLLOW_IDS_POLL_MS = 50;
 /** How long the SDK's start waits once the page began to leave (for the provider), should it still be here. */
 export const LEAVING_HOLD_MS = 3_000;
+/** The longest the SDK's start waits for a sign-in that neither leaves nor fails (a provider that hangs). */
+export const LEAVING_HOLD_LIMIT_MS = 10_000;
 
 /**
  * What the app talks to: a small facade in the first chunk. The SDK itself loads in its own chunk
@@ -120,13 +122,17 @@ export class TelemetryClient {
    * start, some 40 ms of the page's thread, waits, so it never stands between a quick click on "Sign in"
    * and the provider. Events meanwhile wait in the queue, and those kept for the next page reach it
    * (unsent-events.ts). Should the sign-in fail to start, or the page still be here LEAVING_HOLD_MS after
-   * it began to leave, the SDK starts then.
+   * it began to leave (or LEAVING_HOLD_LIMIT_MS after the click, whatever the sign-in does), the SDK
+   * starts then.
    */
   holdWhileLeaving(leaving: Promise<unknown>): void {
-    const held = leaving.then(
-      () => new Promise<void>((resolve) => setTimeout(resolve, LEAVING_HOLD_MS)),
-      () => undefined,
-    );
+    const held = Promise.race([
+      leaving.then(
+        () => delay(LEAVING_HOLD_MS),
+        () => undefined,
+      ),
+      delay(LEAVING_HOLD_LIMIT_MS),
+    ]);
     const all = this.leaving ? Promise.all([this.leaving, held]).then(() => undefined) : held;
     this.leaving = all;
     void all.then(() => {
@@ -492,6 +498,8 @@ export function ingestionPrefix(connectionString: string): string {
   const endpoint = /(?:^|;)\s*IngestionEndpoint=([^;]+)/i.exec(connectionString)?.[1]?.trim();
   return `${(endpoint ?? 'https://dc.services.visualstudio.com').replace(/\/+$/, '')}/v2`;
 }
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function validTraceId(id: string): string | undefined {
   return /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id) ? id : undefined;
