@@ -38,11 +38,12 @@ function run(name, script, live) {
   child.stdout?.on('data', (chunk) => output.push(chunk));
   child.stderr?.on('data', (chunk) => output.push(chunk));
   const ended = new Promise((resolve) =>
-    child.on('close', (code, signal) =>
+    child.on('close', (code) =>
       resolve({
         name,
         ms: Date.now() - start,
-        code: code ?? (signal ? 1 : 0),
+        // Ended by a signal (stopped): no exit code, a failure all the same.
+        code: code ?? 1,
         output: Buffer.concat(output),
       }),
     ),

@@ -1,4 +1,5 @@
 import { namedIssues, runtimeConfigSchema, type RuntimeConfig } from '@gatehouse/api-contract';
+import { configElementText } from './config-element';
 
 // The schema is shared with the server, which writes this configuration (packages/api-contract).
 export type { RuntimeConfig };
@@ -9,7 +10,7 @@ export class RuntimeConfigError extends Error {
 
 /** Reads and validates the configuration element; names every invalid key at once. */
 export function readRuntimeConfig(doc: Document = document): RuntimeConfig {
-  return parseRuntimeConfig(doc.getElementById('gatehouse-config')?.textContent ?? '');
+  return parseRuntimeConfig(configElementText(doc));
 }
 
 /**

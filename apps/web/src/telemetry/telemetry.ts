@@ -1,3 +1,4 @@
+import { configElementText } from '../config/config-element';
 import { afterFirstPaint } from '../shared/after-first-paint';
 import {
   forgetSessionId,
@@ -204,13 +205,16 @@ export class TelemetryClient {
     measurements: Record<string, number> = {},
   ): void {
     const event = { name, properties, measurements };
+    if (this.run(this.eventCommand(event)) === 'queued' && this.mayKeepEvents()) {
+      this.unsentEvents.keep(event);
+    }
+  }
+
+  /** Whether a waiting event may be kept in storage: asked only when one waits, not on every event. */
+  private mayKeepEvents(): boolean {
+    if (this.consent === 'granted' || this.consent === 'implied') return true;
     const stored = storedChoice();
-    const consented =
-      this.consent === 'granted' ||
-      this.consent === 'implied' ||
-      stored === 'granted' ||
-      (this.consent === 'pending' && stored === null && consentImpliedByPage());
-    if (this.run(this.eventCommand(event)) === 'queued' && consented) this.unsentEvents.keep(event);
+    return stored === 'granted' || (this.consent === 'pending' && stored === null && consentImpliedByPage());
   }
 
   private eventCommand(event: QueuedEvent): Command {
@@ -517,7 +521,7 @@ function randomHex(bytes: number): string {
  */
 function consentImpliedByPage(): boolean {
   try {
-    const config: unknown = JSON.parse(document.getElementById('gatehouse-config')?.textContent ?? 'null');
+    const config: unknown = JSON.parse(configElementText());
     const telemetry = (config as { telemetry?: { consent?: unknown } } | null)?.telemetry;
     return telemetry?.consent === 'implied';
   } catch {
