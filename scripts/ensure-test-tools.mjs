@@ -17,10 +17,14 @@ for (const name of names) {
 }
 
 let missing = names.filter((name) => lacking(name));
-if (missing.length > 0 && isDebian() && isRoot()) {
-  installWithApt(missing.filter(installable));
+// Found, but a package of its own would serve better (Chromium's headless shell): installed where it can be.
+const better = names.filter((name) => TOOLS[name].find().prefer);
+if ((missing.length > 0 || better.length > 0) && isDebian() && isRoot()) {
+  installWithApt([...missing.filter(installable), ...better]);
   missing = names.filter((name) => lacking(name));
 }
+for (const name of names.filter((name) => TOOLS[name].find().prefer))
+  console.info(`${TOOLS[name].what} would run faster with Debian's ${TOOLS[name].find().prefer}.`);
 if (missing.length === 0) process.exit(0);
 
 const fatal = inCi() || missing.some((name) => TOOLS[name].required);

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBundledProvider } from './bundled-provider.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -59,8 +60,9 @@ async function dev() {
   process.on('SIGTERM', () => stop('SIGTERM'));
 
   // The collector runs built (its ingestion worker is a file of the build): tsc rebuilds it on a change,
-  // and the app server, which imports the build, restarts.
-  const tsc = require.resolve('typescript/bin/tsc');
+  // and the app server, which imports the build, restarts. The compiler is TypeScript 7, whose package
+  // exports no `bin/` (scripts/tsc.mjs, docs/decisions/0133).
+  const tsc = path.join(path.dirname(require.resolve('typescript-7/package.json')), 'bin', 'tsc');
   children.push(
     await run(
       [tsc, '--watch', '--preserveWatchOutput', '-p', 'packages/collector/tsconfig.build.json'],

@@ -49,7 +49,9 @@ const sleep = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
 
 export function compilePackage(): CompiledPackage {
   mkdirSync(cache, { recursive: true });
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  // TypeScript 7, the compiler of the build (docs/decisions/0133); its package exports no `bin/`.
+  const typescript = createRequire(import.meta.url).resolve('typescript-7/package.json');
+  const tsc = path.join(path.dirname(typescript), 'bin', 'tsc');
   const name = `${PREFIX}${inputsHash(tsc)}`;
   const dir = path.join(cache, name);
   const lock = `${dir}.lock`;
