@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { test } from '@playwright/test';
 import { port } from '../playwright.config';
 import { findFirefox, findWebKit } from '../scripts/test-tools.mjs';
+import { inBothModes, type Mode, WEBKIT_DRIVER } from './browsers/both-modes';
 import type { BrowserSession } from './browsers/driver';
 import { firefoxSession } from './browsers/firefox-session';
 import { independentWalk } from './browsers/independent-walk';
@@ -51,7 +52,7 @@ test.afterAll(async () => {
   await stopDjangoOAuthToolkit(provider);
 });
 
-const browsers: [string, () => Promise<BrowserSession>][] = [
+const browsers: [string, (mode: Mode) => Promise<BrowserSession>][] = [
   [
     'Firefox',
     () => {
@@ -61,20 +62,21 @@ const browsers: [string, () => Promise<BrowserSession>][] = [
   ],
   [
     'WebKit',
-    () => {
+    (mode) => {
       requireTool('webkit');
       const { driver = '', xvfb = '' } = findWebKit();
-      return webkitSession({ driver, xvfb }, port(88));
+      return webkitSession({ driver, xvfb }, port(WEBKIT_DRIVER[mode]));
     },
   ],
 ];
 
+// Both modes at once in each engine (browsers/both-modes.ts): the walks' waits overlap.
 for (const [name, open] of browsers) {
-  for (const mode of ['browser', 'bff'] as const) {
-    test(`Django OAuth Toolkit in ${name}, ${mode} mode`, async () => {
+  test(`Django OAuth Toolkit in ${name}, in both modes`, async () => {
+    await inBothModes(async (mode) => {
       const server = servers[mode];
       if (!server) throw new Error(`no ${mode} server`);
-      const session = await open();
+      const session = await open(mode);
       try {
         await independentWalk(session, {
           app: server.origin,
@@ -86,5 +88,5 @@ for (const [name, open] of browsers) {
         await session.close();
       }
     });
-  }
+  });
 }

@@ -1,6 +1,7 @@
 import { test } from '@playwright/test';
 import { port } from '../playwright.config';
 import { findFirefox, findWebKit } from '../scripts/test-tools.mjs';
+import { inBothModes, type Mode, WEBKIT_DRIVER } from './browsers/both-modes';
 import type { BrowserSession } from './browsers/driver';
 import { firefoxSession } from './browsers/firefox-session';
 import { ACCESS_TOKEN_TTL_SECONDS, journey } from './browsers/journey';
@@ -13,7 +14,7 @@ import { requireTool, startServer, type StartedServer } from './support';
  * the rest of the suite; Firefox over WebDriver BiDi; WebKit (WebKitGTK) over WebDriver. A browser that
  * cannot be had here skips its run with the reason, except in CI, where it fails.
  */
-test.describe.configure({ timeout: 120_000 });
+test.describe.configure({ timeout: 180_000 });
 
 let server: StartedServer;
 /** The same, in BFF mode (OIDC_MODE=bff): the server is the OAuth client. */
@@ -36,9 +37,9 @@ test.afterAll(async () => {
   await Promise.all([server?.stop(), bff?.stop()]);
 });
 
-async function walk(open: () => Promise<BrowserSession>, mode: 'browser' | 'bff' = 'browser') {
+async function walk(open: () => Promise<BrowserSession>, mode: Mode) {
   const session = await open();
-  test.info().annotations.push({ type: 'browser', description: session.name });
+  test.info().annotations.push({ type: 'browser', description: `${session.name}, ${mode} mode` });
   try {
     await journey(session, mode === 'bff' ? { ...bff, mode } : server);
   } finally {
@@ -46,32 +47,19 @@ async function walk(open: () => Promise<BrowserSession>, mode: 'browser' | 'bff'
   }
 }
 
-test('the journey in Chromium (Playwright)', async ({ browser }) => {
-  await walk(() => playwrightSession(browser));
+// Each engine walks both modes at once (browsers/both-modes.ts): WebKit's two sessions each have a
+// WebKitWebDriver of their own.
+test('the journey in Chromium (Playwright), in both modes', async ({ browser }) => {
+  await inBothModes((mode) => walk(() => playwrightSession(browser), mode));
 });
 
-test('the journey in Firefox (WebDriver BiDi)', async () => {
+test('the journey in Firefox (WebDriver BiDi), in both modes', async () => {
   requireTool('firefox');
-  await walk(() => firefoxSession(findFirefox().path ?? ''));
+  await inBothModes((mode) => walk(() => firefoxSession(findFirefox().path ?? ''), mode));
 });
 
-test('the journey in WebKit (WebKitWebDriver)', async () => {
+test('the journey in WebKit (WebKitWebDriver), in both modes', async () => {
   requireTool('webkit');
   const { driver = '', xvfb = '' } = findWebKit();
-  await walk(() => webkitSession({ driver, xvfb }, port(88)));
-});
-
-test('the BFF journey in Chromium (Playwright)', async ({ browser }) => {
-  await walk(() => playwrightSession(browser), 'bff');
-});
-
-test('the BFF journey in Firefox (WebDriver BiDi)', async () => {
-  requireTool('firefox');
-  await walk(() => firefoxSession(findFirefox().path ?? ''), 'bff');
-});
-
-test('the BFF journey in WebKit (WebKitWebDriver)', async () => {
-  requireTool('webkit');
-  const { driver = '', xvfb = '' } = findWebKit();
-  await walk(() => webkitSession({ driver, xvfb }, port(88)), 'bff');
+  await inBothModes((mode) => walk(() => webkitSession({ driver, xvfb }, port(WEBKIT_DRIVER[mode])), mode));
 });

@@ -106,6 +106,13 @@ BASE_DIR = os.path.dirname(os.path.abspath(__file__))
 SECRET_KEY = ${py(randomBytes(32).toString('hex'))}
 DEBUG = False
 ALLOWED_HOSTS = ["localhost", "127.0.0.1"]
+# A request that fails prints its traceback (without DEBUG, Django would only mail it to the admins).
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR"}},
+}
 APP_ORIGIN = ${py(appOrigin)}
 INSTALLED_APPS = [
     "django.contrib.auth",
@@ -114,6 +121,7 @@ INSTALLED_APPS = [
     "oauth2_provider",
 ]
 MIDDLEWARE = [
+    "gatehouse_dot.serial.OneRequestAtATime",
     "gatehouse_dot.cors.AppOriginCors",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -157,6 +165,22 @@ urlpatterns = [
 ]
 `,
   // The token and userinfo endpoints answer the app's origin (DOT sets CORS only on discovery and JWKS).
+  // SQLite takes one writer at a time, and Django's transactions begin deferred: two token requests at
+  // once (two sign-ins side by side) failed with "database is locked". Connections still get a thread
+  // each; their requests take turns.
+  'gatehouse_dot/serial.py': `import threading
+
+_turn = threading.Lock()
+
+
+class OneRequestAtATime:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        with _turn:
+            return self.get_response(request)
+`,
   'gatehouse_dot/cors.py': `from django.conf import settings
 from django.http import HttpResponse
 
