@@ -42,7 +42,7 @@ const server = (env: Record<string, string>) => ({
 
 /**
  * Two lanes of heavy specs, each one file at a time, beside the light ones (docs/decisions/0113, 0131):
- * Firefox and WebKit in a virtual display (the two specs share WebKitWebDriver's port), and the specs
+ * Firefox and WebKit in a virtual display (the two specs share WebKitWebDriver's ports), and the specs
  * that build images, start a cluster or hold an outage; two of one kind at once would take more of the
  * machine than a light spec can spare. `dev-loop` runs alone, after every other spec: its `tsc --watch`
  * rewrites the collector's build, which the servers other specs start load.

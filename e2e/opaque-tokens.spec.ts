@@ -7,10 +7,10 @@ import { ACCOUNTS, sessionTokens, signIn, startServer, type StartedServer } from
  * the provider, through userinfo, or through introspection when it has credentials for it.
  */
 const MODES = [
-  { verifiedBy: 'userinfo', offset: 24, env: {} },
+  { verifiedBy: 'userinfo', offset: 116, env: {} },
   {
     verifiedBy: 'introspection',
-    offset: 26,
+    offset: 118,
     env: { OIDC_INTROSPECTION_CLIENT_ID: 'gatehouse-api', OIDC_INTROSPECTION_CLIENT_SECRET: 'e2e-secret' },
   },
 ] as const;
@@ -28,7 +28,7 @@ for (const mode of MODES) {
       });
     });
     test.afterAll(async () => {
-      await server.stop();
+      await server?.stop();
     });
 
     test('sign in, and /api/me answers who the user is', async ({ page, request }) => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test as base, type APIRequestContext, type Page, type TestInfo } from '@playwright/test';
@@ -290,6 +291,17 @@ export async function startServer(
 ): Promise<StartedServer> {
   const origin = `http://localhost:${port(portOffset)}`;
   const provider = `http://localhost:${port(portOffset + 1)}`;
+  // Another spec's server on these ports would answer the polls below in this one's place. (With a
+  // provider of its own, OIDC_AUTHORITY, the server starts no bundled one on the next port.)
+  const ports = [port(portOffset), ...(env.OIDC_AUTHORITY ? [] : [port(portOffset + 1)])];
+  for (const taken of ports) {
+    if (await listening(taken)) {
+      throw new Error(
+        `Port ${taken} (offset ${taken - port(0)}) is already in use, by another spec's server or ` +
+          'program: give this spec port offsets no other spec uses.',
+      );
+    }
+  }
   const dataDir = env.GATEHOUSE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'gatehouse-e2e-'));
   if (env.PUBLIC_ORIGIN) providersByPublicOrigin.set(new URL(env.PUBLIC_ORIGIN).origin, provider);
   const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
@@ -428,4 +440,16 @@ export async function bearerTokenFor(
   });
   expect(token.status).toBe(200);
   return ((await token.json()) as { access_token: string }).access_token;
+}
+
+/** Whether something accepts connections on the port on localhost. */
+function listening(portNumber: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ port: portNumber, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
