@@ -7,7 +7,7 @@ import { findChromium } from './scripts/test-tools.mjs';
 
 /**
  * Ports of their own, so a running `npm start` on 3000/3001 does not collide with the tests. Every port
- * the suite uses is `E2E_PORT_BASE` (4100) plus an offset below 100, so two checkouts can run their
+ * the suite uses is `E2E_PORT_BASE` (4100) plus an offset below 120, so two checkouts can run their
  * suites side by side with different bases.
  */
 const PORT_BASE = Number(process.env.E2E_PORT_BASE ?? 4100);

@@ -279,6 +279,9 @@ export interface StartedServer {
   stop(): Promise<void>;
 }
 
+/** An environment variable of every server `startServer` starts, set to the run's first port. */
+export const SERVER_MARK = 'GATEHOUSE_E2E_SERVER_OF';
+
 /**
  * Starts a Gatehouse server of a test's own (with its bundled provider on the next port and a fresh
  * store unless `GATEHOUSE_DATA_DIR` is given) and resolves once both answer, polling them; it rejects
@@ -317,6 +320,8 @@ export async function startServer(
       DEV_IDP_TEST_CONTROLS_SECRET: TEST_CONTROLS_SECRET,
       // One server per test: the only replica, whatever NODE_ENV the runner has.
       GATEHOUSE_SINGLE_REPLICA: '1',
+      // How the next run finds this server if its worker dies before stopping it (global-setup.ts).
+      [SERVER_MARK]: String(port(0)),
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
