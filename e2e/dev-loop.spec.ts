@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -120,3 +128,40 @@ test('Vite does not serve the data folder: its user id key is refused through /@
   // Made at the server's start, before it listens: a file that is there, so Vite refuses it (403).
   expect((await fetch(`${ORIGIN}/@fs${join(DATA_DIR, 'telemetry-user-id.key')}`)).status).toBe(403);
 });
+
+test('stopping it stops every process it started, the compiler watching the collector included', async () => {
+  test.skip(!existsSync('/proc/self/stat'), 'the process tree is read from /proc (Linux)');
+  // TypeScript 7's `bin/tsc` starts its executable as a child on Node before 22.15: stopping the script
+  // alone left the watcher running after `npm run dev` had stopped.
+  const started = descendants(dev.pid ?? 0);
+  expect(started.length).toBeGreaterThan(1);
+  const exited = new Promise((resolve) => dev.once('exit', resolve));
+  dev.kill('SIGTERM');
+  await exited;
+  await expect
+    .poll(() => started.filter((pid) => existsSync(`/proc/${pid}/stat`)), { timeout: 15_000 })
+    .toEqual([]);
+});
+
+/** The pids of every process under `root` (Linux: each process's parent is in its /proc stat). */
+function descendants(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const name of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found: number[] = [];
+  const visit = (pid: number) => {
+    for (const [child, parent] of parents)
+      if (parent === pid) {
+        found.push(child);
+        visit(child);
+      }
+  };
+  visit(root);
+  return found;
+}

@@ -14,9 +14,14 @@ import { ConfigError, loadConfig } from './config.js';
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const require = createRequire(import.meta.url);
 
-/** Runs `args` with Node, its output passed through; resolves once `ready` is printed (or at once). */
-function run(args: string[], env: NodeJS.ProcessEnv, ready?: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: repo, env, stdio: ['inherit', 'pipe', 'inherit'] });
+/** Runs `command` (Node by default), its output passed through; resolves once `ready` is printed (or at once). */
+function run(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready?: RegExp,
+  command = process.execPath,
+): Promise<ChildProcess> {
+  const child = spawn(command, args, { cwd: repo, env, stdio: ['inherit', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     if (!ready) resolve(child);
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -25,6 +30,17 @@ function run(args: string[], env: NodeJS.ProcessEnv, ready?: RegExp): Promise<Ch
     });
     child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
   });
+}
+
+/**
+ * TypeScript 7's own executable (docs/decisions/0133). Its `bin/tsc` is a Node script that, on Node
+ * before 22.15, starts the executable as a child: stopping the script would leave the watcher running.
+ */
+function nativeTsc(): string {
+  const typescript = require.resolve('typescript-7/package.json');
+  const platform = `@typescript/typescript-${process.platform}-${process.arch}/package.json`;
+  const folder = path.join(path.dirname(createRequire(typescript).resolve(platform)), 'lib');
+  return path.join(folder, process.platform === 'win32' ? 'tsc.exe' : 'tsc');
 }
 
 async function dev() {
@@ -60,14 +76,13 @@ async function dev() {
   process.on('SIGTERM', () => stop('SIGTERM'));
 
   // The collector runs built (its ingestion worker is a file of the build): tsc rebuilds it on a change,
-  // and the app server, which imports the build, restarts. The compiler is TypeScript 7, whose package
-  // exports no `bin/` (scripts/tsc.mjs, docs/decisions/0133).
-  const tsc = path.join(path.dirname(require.resolve('typescript-7/package.json')), 'bin', 'tsc');
+  // and the app server, which imports the build, restarts.
   children.push(
     await run(
-      [tsc, '--watch', '--preserveWatchOutput', '-p', 'packages/collector/tsconfig.build.json'],
+      ['--watch', '--preserveWatchOutput', '-p', 'packages/collector/tsconfig.build.json'],
       env,
       /Watching for file changes/,
+      nativeTsc(),
     ),
   );
   children.push(
