@@ -18,13 +18,19 @@ for (const name of names) {
 
 let missing = names.filter((name) => lacking(name));
 // Found, but a package of its own would serve better (Chromium's headless shell): installed where it can be.
-const better = names.filter((name) => TOOLS[name].find().prefer);
+const preferred = () =>
+  names.flatMap((name) => {
+    const prefer = TOOLS[name].find().prefer;
+    return prefer ? [{ name, prefer }] : [];
+  });
+let better = preferred();
 if ((missing.length > 0 || better.length > 0) && isDebian() && isRoot()) {
-  installWithApt([...missing.filter(installable), ...better]);
+  installWithApt([...missing.filter(installable), ...better.map(({ name }) => name)]);
   missing = names.filter((name) => lacking(name));
+  better = preferred();
 }
-for (const name of names.filter((name) => TOOLS[name].find().prefer))
-  console.info(`${TOOLS[name].what} would run faster with Debian's ${TOOLS[name].find().prefer}.`);
+for (const { name, prefer } of better)
+  console.info(`${TOOLS[name].what} would run faster with Debian's ${prefer}.`);
 if (missing.length === 0) process.exit(0);
 
 const fatal = inCi() || missing.some((name) => TOOLS[name].required);
