@@ -8,7 +8,7 @@ import { AuthError } from './auth-error';
 import { AuthProvider } from './auth-context';
 import { CallbackPage } from './callback-page';
 import { toAuthError } from './oidc-errors';
-import { OidcSession } from './oidc-session';
+import { ASK_TABS_MS, OidcSession } from './oidc-session';
 import { redeemEarly, type EarlyRedeem } from './pending-sign-in';
 import type { ReportSignInEvent } from './sign-in-telemetry';
 import {
@@ -730,13 +730,15 @@ describe('a provider that offers DPoP', () => {
 
 /**
  * A BroadcastChannel between tabs: each tab's signals reach the others (never itself), a task later, or
- * at once (`immediate`: the other tab's process is the faster one).
+ * at once (`immediate`: the other tab's process is the faster one). `inTransit` runs as each signal
+ * travels (a test moves its clock there: a slow delivery).
  */
-function tabChannel({ immediate = false } = {}) {
+function tabChannel({ immediate = false, inTransit = (_signal: TabSignal) => {} } = {}) {
   const listeners = new Set<(signal: TabSignal) => void>();
   return (): TabSignals => {
     let own: ((signal: TabSignal) => void) | undefined;
     const deliver = (signal: TabSignal) => {
+      inTransit(signal);
       for (const listener of listeners) if (listener !== own) listener(signal);
     };
     return {
@@ -773,6 +775,25 @@ describe('tabs that each have a vault of their own (WebKit gives every window it
     await vi.waitFor(() =>
       expect(new URL(sentTo(other) ?? 'http://none').searchParams.get('prompt')).toBe('none'),
     );
+  });
+
+  it.each([
+    { late: 'by 8 s (a loaded machine)', takenMs: 8_000, followed: true },
+    { late: 'after the tab stopped asking', takenMs: ASK_TABS_MS + 1, followed: false },
+  ])('an answer that comes $late is followed: $followed', async ({ takenMs, followed }) => {
+    const idp = await provider();
+    let clock = Date.now();
+    const tab = tabChannel({ inTransit: (signal) => void (signal === 'here' && (clock += takenMs)) });
+    await signedInSession(idp, { tabs: tab() });
+    await new Promise((resolve) => setTimeout(resolve)); // its "signed in" has reached every tab
+    window.sessionStorage.clear();
+    const other = newSession(HOME, { tabs: tab(), now: () => clock });
+    await other.start();
+    // The question, its answer and what the new tab does with it: a few tasks.
+    await vi.waitFor(() => expect(clock).toBeGreaterThan(Date.now()));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const prompt = new URL(sentTo(other) ?? 'http://none').searchParams.get('prompt');
+    expect(prompt).toBe(followed ? 'none' : null);
   });
 
   it('a sign-out in one tab signs the others out, and revokes their own tokens', async () => {

@@ -53,8 +53,12 @@ function browserEnvironment(
   };
 }
 
-/** How long a new tab takes another tab's `here` as the answer to its question. */
-const ASK_TABS_MS = 2_000;
+/**
+ * How long a new tab takes another tab's `here` as the answer to its question. The answer is a message
+ * between two pages' processes, and one of them is in the background: on a loaded machine it has been
+ * seen to take more than 2 s. A late answer still only brings the session the user has in the other tab.
+ */
+export const ASK_TABS_MS = 10_000;
 
 const renewalFailed: AuthNotice = {
   code: 'renewal_failed',
