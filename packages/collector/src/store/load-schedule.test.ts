@@ -71,4 +71,17 @@ describe('LoadSchedule', () => {
     expect(schedule.pending).toBe(0);
     expect(warnings[0]).toMatch(/failed \(Error: disk full\); will retry/);
   });
+
+  it('keeps no timer while nothing waits: an idle store wakes nobody', async () => {
+    const { schedule, limits } = setUp();
+    expect(vi.getTimerCount()).toBe(0);
+    schedule.appended(5);
+    expect(vi.getTimerCount()).toBe(1);
+    for (let i = 0; i < 10; i++) schedule.appended(1); // still the one timer
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(250);
+    expect(limits).toEqual([Infinity]);
+    expect(schedule.pending).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
 });
