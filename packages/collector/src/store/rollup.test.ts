@@ -54,17 +54,37 @@ function mix(n: number, seed: number): TelemetryItem[] {
 
 /** The overview's and the chart's figures straight from the items, as before the rollup. */
 async function fromItems(store: WritableStore, from: number, to: number, options: UsageOptions) {
-  const values: DuckDBValue[] = [ts(from), ts(to)];
+  const [figures] = await hourlyFromItems(store, from, to - from, options);
+  return figures!;
+}
+
+/**
+ * The same figures for each `length` ms from `from` up to `to`, in one pass over the items (the chart's
+ * buckets): a list of [users, signed-in users, sessions, page views, exceptions, failed calls].
+ */
+async function hourlyFromItems(
+  store: WritableStore,
+  from: number,
+  length: number,
+  options: UsageOptions,
+  to = from + length,
+) {
+  const values: DuckDBValue[] = [ts(from), ts(to), from, length];
   const seg = segmentSql(options, values);
-  const [row] = await store.read(
-    `SELECT count(DISTINCT user_id)::DOUBLE AS users, count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
+  const rows = await store.read(
+    `SELECT ((epoch_ms(time) - $3) // $4)::DOUBLE AS bucket,
+      count(DISTINCT user_id)::DOUBLE AS users, count(DISTINCT auth_user_id)::DOUBLE AS signed_in,
       count(DISTINCT session_id)::DOUBLE AS sessions, count(*) FILTER (WHERE type = 'pageview')::DOUBLE AS pv,
       count(*) FILTER (WHERE type = 'exception')::DOUBLE AS ex,
       count(*) FILTER (WHERE type = 'dependency' AND success = false)::DOUBLE AS failed
-    FROM items WHERE time >= $1 AND time < $2${seg}`,
+    FROM items WHERE time >= $1 AND time < $2${seg} GROUP BY bucket`,
     values,
   );
-  return [row!.users, row!.signed_in, row!.sessions, row!.pv, row!.ex, row!.failed];
+  const buckets = Math.ceil((to - from) / length);
+  const figures = Array.from({ length: buckets }, () => [0, 0, 0, 0, 0, 0] as DuckDBValue[]);
+  for (const row of rows)
+    figures[Number(row.bucket)] = [row.users, row.signed_in, row.sessions, row.pv, row.ex, row.failed];
+  return figures;
 }
 
 /** The latest sessions straight from the items, as before the rollup's first pass (usage.ts sessions). */
@@ -157,6 +177,8 @@ async function expectExact(store: WritableStore) {
       ['24h', 24 * HOUR],
       ['7d', 168 * HOUR],
     ] as const) {
+      // The latest 50, of which the first 1 and 4 are the shorter lists (ordered, ties broken by id).
+      const latest = await sessionsFromItems(store, NOW - length, NOW, segment, 50);
       for (const limit of [1, 4, 50]) {
         const listed = await usage.sessions({ ...segment, range, now: NOW, limit });
         expect(
@@ -168,21 +190,25 @@ async function expectExact(store: WritableStore) {
             pages,
             errors,
           })),
-        ).toEqual(await sessionsFromItems(store, NOW - length, NOW, segment, limit));
+        ).toEqual(latest.slice(0, limit));
       }
     }
     const chart = await usage.timeseries({ ...segment, range: '24h', now: NOW });
-    for (const bucket of chart.buckets) {
-      const start = Date.parse(bucket.start);
-      const [users, , sessions, pv, ex, failed] = await fromItems(store, start, start + HOUR, segment);
-      expect([
+    const first = Date.parse(chart.buckets[0]!.start);
+    // Hour after hour, each bucket against the items of its hour.
+    expect(chart.buckets.map((bucket) => Date.parse(bucket.start) - first)).toEqual(
+      chart.buckets.map((_, index) => index * HOUR),
+    );
+    const hours = await hourlyFromItems(store, first, HOUR, segment, first + chart.buckets.length * HOUR);
+    expect(
+      chart.buckets.map((bucket) => [
         bucket.users,
         bucket.sessions,
         bucket.pageViews,
         bucket.exceptions,
         bucket.failedCalls,
-      ]).toEqual([users, sessions, pv, ex, failed]);
-    }
+      ]),
+    ).toEqual(hours.map(([users, , sessions, pv, ex, failed]) => [users, sessions, pv, ex, failed]));
   }
 }
 
