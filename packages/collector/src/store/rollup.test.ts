@@ -81,7 +81,7 @@ async function hourlyFromItems(
     values,
   );
   const buckets = Math.ceil((to - from) / length);
-  const figures = Array.from({ length: buckets }, () => [0, 0, 0, 0, 0, 0] as DuckDBValue[]);
+  const figures = Array.from({ length: buckets }, () => [0, 0, 0, 0, 0, 0] as unknown[]);
   for (const row of rows)
     figures[Number(row.bucket)] = [row.users, row.signed_in, row.sessions, row.pv, row.ex, row.failed];
   return figures;
