@@ -45,7 +45,14 @@ for (const mode of ['rotated-key', 'no-kid']) {
   test(`an ID token signed with a ${mode} is accepted`, async ({ page, request }) => {
     await page.goto('/');
     await misbehave(request, mode);
-    await signIn(page);
+    try {
+      await signIn(page);
+    } finally {
+      // The rotated key, once used, is on every JWKS answer to a connection that presented no scope (a
+      // vault's key request beside its token request): gone with its scope, before the no-kid test, whose
+      // token names no key and needs the JWKS to hold only one.
+      await misbehave(request, null);
+    }
   });
 }
 

@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import type { JSONWebKeySet } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -285,6 +286,31 @@ describe('ID token modes', () => {
     const after = await fetchJwks();
     expect(after.keys.map((key) => key.kid)).toEqual([before.keys[0]!.kid, kid]);
     await expect(verifyIdToken(tokens.id_token)).resolves.toMatchObject(verified);
+  });
+
+  it("rotated-key: a scope's new key is published too on a connection that presented nothing (a vault's JWKS request beside its token request), not on another scope's", async () => {
+    const page = { 'User-Agent': `Mozilla/5.0 ${TEST_CONTROL_SCOPE_AGENT}/rotating` };
+    await misbehave({ scope: 'rotating', mode: 'rotated-key' });
+    const signedIn = await signIn(idp.issuer, 'alice', 'alice', {}, new CookieJar(page));
+    const tokens = await exchangeCode(idp.issuer, signedIn);
+    const kid = decodeProtectedHeader(tokens.id_token).kid;
+    /** The JWKS's kids, on a new connection, with `headers`. */
+    const kids = (headers: Record<string, string> = {}) =>
+      new Promise<string[]>((resolve, reject) => {
+        get(`${idp.issuer}/jwks`, { agent: false, headers }, (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+          response.on('end', () => resolve((JSON.parse(text) as JSONWebKeySet).keys.map((key) => key.kid!)));
+        }).on('error', reject);
+      });
+    expect(await kids()).toContain(kid);
+    expect(await kids(page)).toContain(kid);
+    await misbehave({ scope: 'other', mode: 'no-kid' });
+    expect(await kids({ 'User-Agent': `Mozilla/5.0 ${TEST_CONTROL_SCOPE_AGENT}/other` })).toHaveLength(1);
+    // Forgotten with its scope.
+    await misbehave({ scope: 'rotating', mode: null });
+    await misbehave({ scope: 'other', mode: null });
+    expect(await kids()).toHaveLength(1);
   });
 
   it('no-kid: real key, no kid header, verifies against the one-key JWKS', async () => {

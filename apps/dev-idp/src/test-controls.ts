@@ -307,8 +307,10 @@ export class TestControls {
     }
     if (ctx.path === routes.token && isIdTokenMode(mode) && typeof body.id_token === 'string') {
       replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode, state) });
-    } else if (ctx.path === routes.jwks && state.rotated?.issued && Array.isArray(body.keys)) {
-      replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), state.rotated.key.publicJwk] });
+    } else if (ctx.path === routes.jwks && Array.isArray(body.keys)) {
+      const fresh = scope === '' && !this.#bySocket.has(ctx.req.socket);
+      const rotated = this.#issuedRotatedKeys(fresh ? [state, ...this.#scopes.values()] : [state]);
+      if (rotated.length > 0) replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), ...rotated] });
     } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
       replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
     } else if (ctx.path.startsWith('/.well-known/') && mode === 'no-end-session') {
@@ -413,6 +415,16 @@ export class TestControls {
     ctx.set('Cache-Control', 'no-store');
     ctx.status = status;
     ctx.body = { error, error_description: description };
+  }
+
+  /**
+   * The rotated keys of `states` that signed a token already: what their JWKS publishes. A JWKS request
+   * on a connection that has presented nothing gets every scope's (a vault fetches the keys beside its
+   * token request, on a connection of its own, and may fetch them again on it), each a key of its own
+   * that no other scope's token names.
+   */
+  #issuedRotatedKeys(states: ScopeState[]): unknown[] {
+    return [...new Set(states.flatMap(({ rotated }) => (rotated?.issued ? [rotated.key.publicJwk] : [])))];
   }
 
   async #rewriteIdToken(idToken: string, mode: IdTokenMode, { rotated }: ScopeState): Promise<string> {
