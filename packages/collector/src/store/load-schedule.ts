@@ -113,9 +113,9 @@ export class LoadSchedule {
   }
 
   /**
-   * Sets the timer for what is pending, unless it is set or a load is under way (which arms it when it
-   * settles). Appends only move the pause's end later, so a timer set earlier fires early at worst, and
-   * then looks again.
+   * Sets the timer for what is pending, unless it is set or a load waits its turn (each load arms it
+   * when it settles). Appends only move the pause's end later, so a timer set earlier fires early at
+   * worst, and then looks again.
    */
   #arm(): void {
     if (this.#stopped || this.#timer || this.#pending === 0 || this.#queued) return;
