@@ -309,7 +309,7 @@ export class TestControls {
       replaceJson(ctx, { ...body, id_token: await this.#rewriteIdToken(body.id_token, mode, state) });
     } else if (ctx.path === routes.jwks && Array.isArray(body.keys)) {
       const fresh = scope === '' && !this.#bySocket.has(ctx.req.socket);
-      const rotated = this.#issuedRotatedKeys(fresh ? [state, ...this.#scopes.values()] : [state]);
+      const rotated = this.#issuedRotatedKeys(fresh ? [...this.#scopes.values()] : [state]);
       if (rotated.length > 0) replaceJson(ctx, { ...body, keys: [...(body.keys as unknown[]), ...rotated] });
     } else if (ctx.path.startsWith('/.well-known/') && mode === 'discovery-issuer-mismatch') {
       replaceJson(ctx, { ...body, issuer: `${String(body.issuer)}/other` });
@@ -424,7 +424,7 @@ export class TestControls {
    * that no other scope's token names.
    */
   #issuedRotatedKeys(states: ScopeState[]): unknown[] {
-    return [...new Set(states.flatMap(({ rotated }) => (rotated?.issued ? [rotated.key.publicJwk] : [])))];
+    return states.flatMap(({ rotated }) => (rotated?.issued ? [rotated.key.publicJwk] : []));
   }
 
   async #rewriteIdToken(idToken: string, mode: IdTokenMode, { rotated }: ScopeState): Promise<string> {
