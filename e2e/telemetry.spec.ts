@@ -41,26 +41,30 @@ function sdkChunkRequests(telemetry: { requests: Request[] }): string[] {
 }
 
 /**
- * How many page views named `name`, dated before `before`, the store holds for one session: read
- * through the usage API as an admin (signed in in a browser context of its own).
+ * The store as an admin reads it through the usage API, signed in once in a browser context of its own:
+ * `pageViews` counts the page views named `name`, dated before `before`, that one session holds.
  */
-async function storedPageViews(browser: Browser, sessionId: string, name: string, before: number) {
+async function storeReader(browser: Browser) {
   const context = await browser.newContext();
-  try {
-    const admin = await context.newPage();
-    await admin.goto(APP);
-    await signIn(admin, ACCOUNTS.admin);
-    const answer = await apiFromPage(admin, `/api/usage/sessions/${encodeURIComponent(sessionId)}/timeline`);
-    expect(answer.status).toBe(200);
-    const timeline = answer.body as {
-      items: { type: string; name: string | null; time: string }[];
-    };
-    return timeline.items.filter(
-      (item) => item.type === 'pageview' && item.name === name && Date.parse(item.time) < before,
-    ).length;
-  } finally {
-    await context.close();
-  }
+  const admin = await context.newPage();
+  await admin.goto(APP);
+  await signIn(admin, ACCOUNTS.admin);
+  return {
+    async pageViews(sessionId: string, name: string, before: number): Promise<number> {
+      const answer = await apiFromPage(
+        admin,
+        `/api/usage/sessions/${encodeURIComponent(sessionId)}/timeline`,
+      );
+      expect(answer.status).toBe(200);
+      const timeline = answer.body as {
+        items: { type: string; name: string | null; time: string }[];
+      };
+      return timeline.items.filter(
+        (item) => item.type === 'pageview' && item.name === name && Date.parse(item.time) < before,
+      ).length;
+    },
+    close: () => context.close(),
+  };
 }
 
 /** The consent banner's Accept (telemetry-support.ts). */
@@ -329,21 +333,21 @@ test('unsent items survive a reload and are sent when the endpoint is back', asy
   await expect(page.getByRole('heading', { name: 'Page not found' })).toBeVisible();
   await waitForSdk(page);
   await hidePage(page);
-  const deliveredFromBefore = () =>
-    telemetry.posts
-      .filter((post) => post.status === 200)
-      .flatMap((post) => post.envelopes)
-      .filter(
-        (e) =>
-          e.data.baseType === 'PageviewData' &&
-          e.data.baseData.name === 'Not found' &&
-          Date.parse(e.time) < reloadedAt,
-      ).length;
-  // Delivered at least once (the SDK may also have beaconed it at the reload's page hide, once the
-  // endpoint was back, before the new page resent it from its buffer), and stored exactly once.
-  await expect.poll(deliveredFromBefore, { timeout: 30_000 }).toBeGreaterThanOrEqual(1);
+  // Delivered once the endpoint was back (the SDK may hand it over at the reload's page hide, or the new
+  // page resend it from its buffer), and stored exactly once. The store is the judge, not the posts this
+  // test records: in one full run none of them showed the item delivered within 30 s, and 40 runs under
+  // load did not do it again, so which post went unrecorded is not known.
   const sessionId = telemetry.ofType('PageviewData')[0]?.tags['ai.session.id'] ?? '';
-  expect(await storedPageViews(browser, sessionId, 'Not found', reloadedAt)).toBe(1);
+  expect(sessionId).not.toBe('');
+  const store = await storeReader(browser);
+  try {
+    await expect
+      .poll(() => store.pageViews(sessionId, 'Not found', reloadedAt), { timeout: 30_000 })
+      .toBeGreaterThanOrEqual(1);
+    expect(await store.pageViews(sessionId, 'Not found', reloadedAt)).toBe(1);
+  } finally {
+    await store.close();
+  }
 });
 
 test('an item the SDK delivers twice across a reload is stored once', async ({ page, browser }) => {
@@ -375,9 +379,12 @@ test('an item the SDK delivers twice across a reload is stored once', async ({ p
   await expect.poll(sameItem, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
   // ...and the store holds it once.
   expect(Date.parse(original.time)).toBeLessThan(reloadedAt);
-  expect(await storedPageViews(browser, original.tags['ai.session.id'] ?? '', 'Not found', reloadedAt)).toBe(
-    1,
-  );
+  const store = await storeReader(browser);
+  try {
+    expect(await store.pageViews(original.tags['ai.session.id'] ?? '', 'Not found', reloadedAt)).toBe(1);
+  } finally {
+    await store.close();
+  }
 });
 
 test('when the SDK cannot load, the app works as before', async ({ page }) => {
