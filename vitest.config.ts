@@ -1,7 +1,44 @@
 import { availableParallelism } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { defaultServerConditions } from 'vite';
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { webProjects } from './apps/web/vitest.config.ts';
+import { testFilesByIsolation } from './scripts/vitest-isolation.ts';
+
+const root = import.meta.dirname;
+const packages = readdirSync(`${root}/packages`, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => `packages/${entry.name}/src`);
+
+/**
+ * The Node side's tests: the workspace packages from their sources (package.json `exports`, ADR 0056),
+ * nothing to build first. Most files share one module graph per worker; those that replace modules or
+ * load a Node.js SDK get their own (scripts/vitest-isolation.ts).
+ */
+function nodeProjects(): TestProjectInlineConfiguration[] {
+  const { shared, isolated } = testFilesByIsolation(root, [
+    'apps/server/src',
+    'apps/dev-idp/src',
+    ...packages,
+    'scripts',
+  ]);
+  const project = (name: string, include: string[], isolate: boolean): TestProjectInlineConfiguration => ({
+    ssr: { resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] } },
+    resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] },
+    test: {
+      name,
+      environment: 'node',
+      include,
+      isolate,
+      setupFiles: ['./scripts/vitest-setup-node.ts'],
+      unstubGlobals: true,
+      unstubEnvs: true,
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+    },
+  });
+  return [project('node', shared, false), project('node (isolated)', isolated, true)];
+}
 
 // One `vitest run` covers every workspace: Node packages run in Node, the SPA in jsdom.
 export default defineConfig({
@@ -9,26 +46,6 @@ export default defineConfig({
     // One file more than there are cores: many files wait on a server, Redis or the disk more than they
     // compute (on two cores the default, cores - 1, ran one file at a time).
     maxWorkers: availableParallelism() + 1,
-    projects: [
-      {
-        // The workspace packages from their sources (package.json `exports`, ADR 0056): nothing to build first.
-        ssr: { resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] } },
-        resolve: { conditions: ['@gatehouse/source', ...defaultServerConditions] },
-        test: {
-          name: 'node',
-          environment: 'node',
-          include: [
-            'apps/server/src/**/*.test.ts',
-            'apps/dev-idp/src/**/*.test.ts',
-            'packages/*/src/**/*.test.ts',
-            'scripts/**/*.test.ts',
-          ],
-          setupFiles: ['./scripts/vitest-setup-node.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
-        },
-      },
-      ...webProjects(),
-    ],
+    projects: [...nodeProjects(), ...webProjects()],
   },
 });
