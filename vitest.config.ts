@@ -1,14 +1,16 @@
 import { availableParallelism } from 'node:os';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { defaultServerConditions } from 'vite';
 import { defineConfig, type TestProjectInlineConfiguration } from 'vitest/config';
 import { webProjects } from './apps/web/vitest.config.ts';
 import { testFilesByIsolation } from './scripts/vitest-isolation.ts';
 
 const root = import.meta.dirname;
+// Each package's sources, as the glob `packages/*/src` found them: a package without `src` has no tests.
 const packages = readdirSync(`${root}/packages`, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .map((entry) => `packages/${entry.name}/src`);
+  .map((entry) => `packages/${entry.name}/src`)
+  .filter((dir) => existsSync(`${root}/${dir}`));
 
 /**
  * The Node side's tests: the workspace packages from their sources (package.json `exports`, ADR 0056),
