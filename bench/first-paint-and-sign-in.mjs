@@ -9,7 +9,8 @@
 // signed-in page (time to the signed-in UI, and whether the signed-out UI ever appeared).
 // Peers' sources are in bench/peers/ (root devDependencies, never in the app's bundles).
 // Needs `npm run build` first (npm run bench does it). Knobs: BENCH_RUNS (7; 1 is the short mode),
-// BENCH_PORT_BASE (4300: front +0, provider +1, Gatehouse +2, the baseline +3 and its provider +4),
+// BENCH_PORT_BASE (4300: front +0, provider +1, Gatehouse +2, the baseline +3 and its provider +4, the
+// BFF's Gatehouse +5 and its provider +6, the provider on another site +7 and its Gatehouse +8),
 // BENCH_BASELINE_REF (a git ref: Gatehouse as built at that commit is measured too, alternating with
 // today's, so a change's cost to first paint and sign-in is read in one run).
 import { execFileSync, spawn } from 'node:child_process';
@@ -34,9 +35,16 @@ const BASELINE_PORT = PORT_BASE + 3;
 const BASELINE_IDP_PORT = PORT_BASE + 4;
 const BFF_PORT = PORT_BASE + 5;
 const BFF_IDP_PORT = PORT_BASE + 6;
+const OTHER_SITE_IDP_PORT = PORT_BASE + 7;
+const OTHER_SITE_APP_PORT = PORT_BASE + 8;
 const BASELINE_REF = process.env.BENCH_BASELINE_REF;
 const FRONT = `http://localhost:${FRONT_PORT}`;
 const IDP = `http://localhost:${IDP_PORT}`;
+/**
+ * The provider on another site than the app: `localhost` and `127.0.0.1` are two sites to the browser, so
+ * leaving for it and coming back each start a renderer process for every page, the peers' included.
+ */
+const OTHER_SITE_IDP = `http://127.0.0.1:${OTHER_SITE_IDP_PORT}`;
 /** Gatehouse's default scope, asked by every page, so each does the same protocol work. */
 const SCOPE = 'openid profile email offline_access';
 const USER = 'alice';
@@ -50,8 +58,18 @@ const LABELS = {
   'gatehouse-unisolated': 'Gatehouse home without its COOP header',
   'gatehouse-baseline': `Gatehouse home at ${BASELINE_REF}`,
   'gatehouse-bff': 'Gatehouse home, BFF mode (OIDC_MODE=bff)',
+  'bare-oidc-other-site': 'bare oidc-client-ts, provider on another site',
+  'gatehouse-other-site': 'Gatehouse home, provider on another site',
 };
-const SIGNS_IN = ['bare-oidc', 'eager-stack', 'gatehouse', 'gatehouse-unisolated', 'gatehouse-bff'];
+const SIGNS_IN = [
+  'bare-oidc',
+  'eager-stack',
+  'gatehouse',
+  'gatehouse-unisolated',
+  'gatehouse-bff',
+  'bare-oidc-other-site',
+  'gatehouse-other-site',
+];
 /** Pages whose signed-in app is Gatehouse's, where one API call (the Profile page's) is timed. */
 const CALLS_API = new Set(['gatehouse', 'gatehouse-unisolated', 'gatehouse-bff', 'gatehouse-baseline']);
 /**
@@ -62,15 +80,15 @@ const CALLS_API = new Set(['gatehouse', 'gatehouse-unisolated', 'gatehouse-bff',
 const ISOLATION_HEADERS = ['cross-origin-opener-policy'];
 const GATEHOUSE_PAGES = new Set(['gatehouse', 'gatehouse-unisolated']);
 
-/** Builds one peer from bench/peers/<name> into bench/.out/peers/<name>. */
-async function buildPeer(name) {
-  const outDir = path.join(out, 'peers', name);
+/** Builds one peer from bench/peers/<name> into bench/.out/peers/<outName>, signing in at `authority`. */
+async function buildPeer(name, authority = IDP, outName = name) {
+  const outDir = path.join(out, 'peers', outName);
   rmSync(outDir, { recursive: true, force: true });
   await build({
     root: path.join(root, 'bench', 'peers', name),
     logLevel: 'silent',
     plugins: [react()],
-    define: { __AUTHORITY__: JSON.stringify(IDP), __SCOPE__: JSON.stringify(SCOPE) },
+    define: { __AUTHORITY__: JSON.stringify(authority), __SCOPE__: JSON.stringify(SCOPE) },
     build: { outDir, emptyOutDir: true },
   });
   return outDir;
@@ -170,11 +188,11 @@ process.once('exit', () => {
   for (const child of startedServers) child.kill('SIGTERM');
 });
 
-export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT, cwd = root) {
-  const child = spawn(process.execPath, ['apps/server/dist/main.js'], {
-    cwd,
-    env: {
-      ...process.env,
+export function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PORT, cwd = root) {
+  return startProcess(
+    'Gatehouse',
+    ['apps/server/dist/main.js'],
+    {
       PORT: String(port),
       IDP_PORT: String(idpPort),
       GATEHOUSE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gatehouse-bench-')),
@@ -185,19 +203,53 @@ export async function startGatehouse(env = {}, port = APP_PORT, idpPort = IDP_PO
       GATEHOUSE_SINGLE_REPLICA: '1',
       ...env,
     },
+    'Gatehouse is running',
+    cwd,
+  );
+}
+
+/**
+ * Gatehouse's local provider in a process of its own, at `OTHER_SITE_IDP` (another site than the app's
+ * origin), for the app at `FRONT`; the Gatehouse that signs in there is started with OIDC_AUTHORITY.
+ */
+function startOtherSiteProvider() {
+  const options = {
+    port: OTHER_SITE_IDP_PORT,
+    host: '127.0.0.1',
+    issuer: OTHER_SITE_IDP,
+    appOrigin: FRONT,
+  };
+  const script = `import { startDevIdp } from '@gatehouse/dev-idp';
+await startDevIdp(${JSON.stringify(options)});
+console.log('provider ready');`;
+  return startProcess(
+    'the provider on another site',
+    ['--input-type=module', '-e', script],
+    {},
+    'provider ready',
+  );
+}
+
+/** A Node process of this bench, once it has printed `ready`; stopped when the bench ends. */
+async function startProcess(name, args, env, ready, cwd = root) {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   startedServers.add(child);
   child.once('exit', () => startedServers.delete(child));
   await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('Gatehouse did not start within 30 s')), 30_000);
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within 30 s`)), 30_000);
     child.stdout.on('data', (chunk) => {
-      if (String(chunk).includes('Gatehouse is running')) {
+      if (String(chunk).includes(ready)) {
         clearTimeout(timer);
         resolve();
       }
     });
-    child.once('exit', (code) => reject(new Error(`Gatehouse exited with ${code}`)));
+    let errors = '';
+    child.stderr.on('data', (chunk) => (errors = `${errors}${chunk}`.slice(-2_000)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${errors}`)));
   });
   return child;
 }
@@ -365,6 +417,9 @@ const ratio = (value, base) => (value / base).toFixed(2);
 export async function run() {
   const servers = {};
   for (const name of PEERS) servers[name] = await serveStatic(await buildPeer(name));
+  servers['bare-oidc-other-site'] = await serveStatic(
+    await buildPeer('bare-oidc', OTHER_SITE_IDP, 'bare-oidc-other-site'),
+  );
   const gatehouse = await startGatehouse(
     { PUBLIC_ORIGIN: FRONT, TELEMETRY_CONSENT: 'implied' },
     APP_PORT,
@@ -374,6 +429,18 @@ export async function run() {
     { PUBLIC_ORIGIN: FRONT, TELEMETRY_CONSENT: 'implied', OIDC_MODE: 'bff' },
     BFF_PORT,
     BFF_IDP_PORT,
+  );
+  const otherSiteProvider = await startOtherSiteProvider();
+  const otherSiteServer = await startGatehouse(
+    {
+      PUBLIC_ORIGIN: FRONT,
+      TELEMETRY_CONSENT: 'implied',
+      OIDC_AUTHORITY: OTHER_SITE_IDP,
+      OIDC_CLIENT_ID: 'gatehouse',
+      OIDC_AUDIENCE: `${FRONT}/api`,
+    },
+    OTHER_SITE_APP_PORT,
+    OTHER_SITE_IDP_PORT,
   );
   const baseline = BASELINE_REF ? buildBaseline(BASELINE_REF) : undefined;
   const baselineServer =
@@ -385,20 +452,16 @@ export async function run() {
       baseline.dir,
     ));
   const front = await startFront();
-  const upstream = (name) =>
-    name === 'gatehouse-baseline'
-      ? BASELINE_PORT
-      : name === 'gatehouse-bff'
-        ? BFF_PORT
-        : GATEHOUSE_PAGES.has(name)
-          ? APP_PORT
-          : servers[name].address().port;
-  const idpOf = (name) =>
-    name === 'gatehouse-baseline'
-      ? `http://localhost:${BASELINE_IDP_PORT}`
-      : name === 'gatehouse-bff'
-        ? `http://localhost:${BFF_IDP_PORT}`
-        : IDP;
+  /** Where the front sends each page's requests, and the provider it signs in at. */
+  const gatehouses = {
+    gatehouse: [APP_PORT, IDP],
+    'gatehouse-unisolated': [APP_PORT, IDP],
+    'gatehouse-bff': [BFF_PORT, `http://localhost:${BFF_IDP_PORT}`],
+    'gatehouse-baseline': [BASELINE_PORT, `http://localhost:${BASELINE_IDP_PORT}`],
+    'gatehouse-other-site': [OTHER_SITE_APP_PORT, OTHER_SITE_IDP],
+  };
+  const upstream = (name) => gatehouses[name]?.[0] ?? servers[name].address().port;
+  const idpOf = (name) => gatehouses[name]?.[1] ?? (name.endsWith('-other-site') ? OTHER_SITE_IDP : IDP);
   const strip = (name) => (name === 'gatehouse-unisolated' ? ISOLATION_HEADERS : []);
   const browser = await launchChromium();
   const measured = baseline ? ['gatehouse-baseline'] : [];
@@ -424,6 +487,8 @@ export async function run() {
     await browser.close();
     gatehouse.kill('SIGTERM');
     bffServer.kill('SIGTERM');
+    otherSiteServer.kill('SIGTERM');
+    otherSiteProvider.kill('SIGTERM');
     baselineServer?.kill('SIGTERM');
     baseline?.remove();
     front.server.close();
@@ -445,27 +510,31 @@ function report(paints, signIns) {
       domContentLoadedMs: of('domContentLoaded'),
       scriptsBeforePaint: runs.at(-1).scripts,
     };
-    const signedIn = signIns[name];
-    if (signedIn) {
-      Object.assign(pages[name], {
-        signInMs: median(signedIn.map((r) => r.ms)),
-        toProviderMs: median(signedIn.map((r) => r.toProviderMs)),
-        backMs: median(signedIn.map((r) => r.backMs)),
-        providerCalls: signedIn.at(-1).calls,
-        providerNavigations: signedIn.at(-1).navigations,
-        reloadSignedInMs: median(signedIn.map((r) => r.reloadSignedInMs)),
-        reloadShowedSignedOut: signedIn.filter((r) => r.reloadShowedSignedOut).length,
-        apiCallMs: signedIn[0]?.apiMs === undefined ? undefined : median(signedIn.map((r) => r.apiMs)),
-      });
-    }
+  }
+  // Pages measured for sign-in only (the provider on another site) have no first paint of their own.
+  for (const [name, signedIn] of Object.entries(signIns)) {
+    pages[name] ??= {};
+    Object.assign(pages[name], {
+      signInMs: median(signedIn.map((r) => r.ms)),
+      toProviderMs: median(signedIn.map((r) => r.toProviderMs)),
+      backMs: median(signedIn.map((r) => r.backMs)),
+      providerCalls: signedIn.at(-1).calls,
+      providerNavigations: signedIn.at(-1).navigations,
+      reloadSignedInMs: median(signedIn.map((r) => r.reloadSignedInMs)),
+      reloadShowedSignedOut: signedIn.filter((r) => r.reloadShowedSignedOut).length,
+      apiCallMs: signedIn[0]?.apiMs === undefined ? undefined : median(signedIn.map((r) => r.apiMs)),
+    });
   }
   const bare = pages['bare-react'];
   const oidc = pages['bare-oidc'];
+  /** The bare library's sign-in with the provider where `name`'s is: on the same site, or another. */
+  const signInBase = (name) => (name.endsWith('-other-site') ? pages['bare-oidc-other-site'] : oidc);
   console.log(`\nPages side by side (medians of ${RUNS} alternating runs; ratios to the peer in brackets)`);
   console.log(
     '  page                                          FCP (/bare React)   LCP (/bare React)   JS before paint gz (/bare React)',
   );
-  for (const [name, p] of Object.entries(pages)) {
+  for (const name of Object.keys(paints)) {
+    const p = pages[name];
     console.log(
       `  ${LABELS[name].padEnd(46)}${`${ms(p.fcpMs)} (${ratio(p.fcpMs, bare.fcpMs)})`.padEnd(20)}` +
         `${`${ms(p.lcpMs)} (${ratio(p.lcpMs, bare.lcpMs)})`.padEnd(20)}` +
@@ -473,18 +542,20 @@ function report(paints, signIns) {
     );
   }
   console.log('  where the time before paint went: HTML received / first script received / DOMContentLoaded');
-  for (const [name, p] of Object.entries(pages)) {
+  for (const name of Object.keys(paints)) {
+    const p = pages[name];
     console.log(
       `  ${LABELS[name].padEnd(46)}${ms(p.htmlResponseEndMs)} / ${ms(p.firstScriptResponseEndMs)} / ${ms(p.domContentLoadedMs)}`,
     );
   }
   console.log(
-    '\nSign-in, click "Sign in" -> signed-in UI painted, the provider\'s login page subtracted (/bare oidc-client-ts)',
+    '\nSign-in, click "Sign in" -> signed-in UI painted, the provider\'s login page subtracted (/bare oidc-client-ts\n' +
+      'with its provider on the same site, localhost, or on another, 127.0.0.1)',
   );
   for (const name of Object.keys(signIns)) {
     const p = pages[name];
     console.log(
-      `  ${LABELS[name].padEnd(46)}${`${ms(p.signInMs)} (${ratio(p.signInMs, oidc.signInMs)})`.padEnd(20)}` +
+      `  ${LABELS[name].padEnd(46)}${`${ms(p.signInMs)} (${ratio(p.signInMs, signInBase(name).signInMs)})`.padEnd(20)}` +
         `provider: ${p.providerCalls.length} calls, ${p.providerNavigations.length} navigations`,
     );
     console.log(
@@ -519,6 +590,13 @@ function report(paints, signIns) {
     `reload flashes ${pages[name].reloadShowedSignedOut} (0)`;
   console.log(`\nGoals, Gatehouse as shipped: ${goals('gatehouse')}`);
   console.log(`Goals, without its COOP header: ${goals('gatehouse-unisolated')}`);
+  const otherSite = pages['gatehouse-other-site'];
+  const bareOtherSite = pages['bare-oidc-other-site'];
+  console.log(
+    `Goals, the provider on another site: sign-in ${ratio(otherSite.signInMs, bareOtherSite.signInMs)} (<= 1.00), ` +
+      `provider calls ${otherSite.providerCalls.length} vs ${bareOtherSite.providerCalls.length}, ` +
+      `reload flashes ${otherSite.reloadShowedSignedOut} (0)`,
+  );
   const before = pages['gatehouse-baseline'];
   if (before) {
     const change = (key) => `${(((pages.gatehouse[key] - before[key]) / before[key]) * 100).toFixed(1)} %`;
