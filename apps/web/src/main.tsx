@@ -1,3 +1,5 @@
+// First: on the redirect URI it hands the code to the token vault before the rest is evaluated.
+import './auth/start-on-callback';
 import { StrictMode } from 'react';
 import { createRoot, hydrateRoot } from 'react-dom/client';
 import { App } from './app/app';

@@ -1,5 +1,5 @@
 import type { AuthSession } from './auth-state';
-import { redeemEarly } from './pending-sign-in';
+import { redeemEarly, type EarlyRedeem } from './pending-sign-in';
 import { WorkerVault } from './vault-client';
 
 /**
@@ -7,7 +7,7 @@ import { WorkerVault } from './vault-client';
  * that the session's chunk is asked for at once: each session validates the whole configuration itself
  * (an invalid one is the browser session's `config_invalid` notice).
  */
-function configuredMode(): 'browser' | 'bff' {
+export function configuredMode(): 'browser' | 'bff' {
   try {
     const raw: unknown = JSON.parse(document.getElementById('gatehouse-config')?.textContent ?? '');
     const oidc = (raw as { oidc?: { mode?: unknown } } | null)?.oidc;
@@ -36,11 +36,24 @@ export async function createAuthSession(): Promise<AuthSession> {
     }
     return createBffSession(config);
   }
-  // The vault's worker starts now, beside the session's chunk rather than after it: its script, the
-  // configuration it reads and the provider's discovery take about as long as the chunk, and a sign-in
-  // waits for both.
-  const vault = typeof Worker === 'function' ? new WorkerVault() : undefined;
-  // On the redirect URI the code goes to the vault now too, while the chunk loads.
-  const early = vault && redeemEarly(vault, window.location.href, window.sessionStorage);
+  const { vault, early } = startBrowserVault();
   return (await import('./oidc-session')).createAuthSession(vault, early);
+}
+
+let started: { vault: WorkerVault | undefined; early: EarlyRedeem | undefined } | undefined;
+
+/**
+ * The browser mode's token vault, its worker started once per page, and on the redirect URI the code
+ * handed to it (pending-sign-in.ts). Called by createAuthSession, beside the session's chunk rather than
+ * after it (the worker's script, the configuration it reads and discovery take about as long as the
+ * chunk, and a sign-in waits for both); on the redirect URI sooner still, by the page's first module
+ * (start-on-callback.ts), before the rest of the page's script is evaluated.
+ */
+export function startBrowserVault(): { vault: WorkerVault | undefined; early: EarlyRedeem | undefined } {
+  if (!started) {
+    const vault = typeof Worker === 'function' ? new WorkerVault() : undefined;
+    const early = vault && redeemEarly(vault, window.location.href, window.sessionStorage);
+    started = { vault, early };
+  }
+  return started;
 }

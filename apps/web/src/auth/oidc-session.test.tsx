@@ -275,6 +275,26 @@ describe('OidcSession.completeSignIn', () => {
     expect(reported(session)).toContain('gatehouse.sign-in signed-in button');
   });
 
+  it('on the redirect URI, asks the provider for discovery only once the vault has redeemed the code', async () => {
+    const idp = await provider();
+    const vault = newVault();
+    const callback = await toProviderAndBack(newSession(HOME, { vault }), idp);
+    const before = idp.requests.length;
+    const earlyRedeem = redeemEarly(vault, callback, window.sessionStorage);
+
+    const session = newSession(callback, { vault, earlyRedeem });
+    await session.start();
+    await expect(session.completeSignIn(callback)).resolves.toMatchObject({ ok: true });
+    await waitFor(() => expect(idp.requests.length).toBeGreaterThan(before + 2));
+    const asked = idp.requests.slice(before).map((request) => new URL(request.url).pathname);
+    const discoveries = (paths: string[]) =>
+      paths.filter((path) => path === '/.well-known/openid-configuration').length;
+    const exchange = asked.indexOf('/token');
+    // The vault's own before the exchange (this test's vault has no DPoP key to ready ahead), the page's after.
+    expect(discoveries(asked.slice(0, exchange))).toBe(1);
+    expect(discoveries(asked.slice(exchange))).toBe(1);
+  });
+
   it('refuses a saved state without a nonce, before redeeming the code', async () => {
     const idp = await provider();
     for (const nonce of [undefined, '']) {

@@ -84,8 +84,6 @@ export async function createAuthSession(vault?: Vault, earlyRedeem?: EarlyRedeem
     config,
     browserEnvironment(config, vault ?? new WorkerVault(), earlyRedeem),
   );
-  // Discovery now, while the page settles: neither the click on "Sign in" nor the callback waits for it.
-  session.prefetchDiscovery();
   await session.start();
   return session;
 }
@@ -138,7 +136,13 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
    * the redirect URI the state stays `loading` instead: the callback brings the session.
    */
   async start(): Promise<void> {
-    if (!this.onCallback()) this.journey.abandoned();
+    // Discovery now, while the page settles, so the click on "Sign in" does not wait for it; on the
+    // redirect URI once the code is redeemed (processCallback): the vault has discovery of its own, the
+    // page needs it only for a later sign-in or sign-out, and the provider answers the token request alone.
+    if (!this.onCallback()) {
+      this.journey.abandoned();
+      this.prefetchDiscovery();
+    }
     await this.finishSignOut();
     if (this.onCallback()) return;
     const held = await this.vault.call('current').catch(() => null);
@@ -202,7 +206,7 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
   }
 
   /** Fetches discovery (once; a failure is tried again when it is next needed). */
-  prefetchDiscovery(): void {
+  private prefetchDiscovery(): void {
     this.provider.metadata().catch(() => undefined);
   }
 
@@ -323,6 +327,7 @@ export class OidcSession extends SessionCore<VaultUser> implements AuthSession {
       if (!returned) markReturned();
       return this.callbackFailed(error, stage, data);
     } finally {
+      this.prefetchDiscovery();
       // One use only: the pending request is gone whatever came of it.
       if (stateId) await this.provider.client.settings.stateStore.remove(stateId).catch(() => undefined);
     }
