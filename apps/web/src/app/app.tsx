@@ -1,5 +1,6 @@
-import { Suspense, type ReactNode } from 'react';
+import { Suspense, type ReactElement } from 'react';
 import { pages } from 'virtual:gatehouse-pages';
+import type { Access } from '@gatehouse/api-contract';
 import { Route, Router, Switch } from 'wouter';
 import { AuthProvider } from '../auth/auth-context';
 import { CallbackPage } from '../auth/callback-page';
@@ -39,21 +40,7 @@ export function App({ ssrPath }: { ssrPath?: string } = {}) {
           <RouteTracking routes={routes} fallbackName="Not found" />
           <TelemetryUser />
           <Layout navigation={navigation}>
-            <Switch>
-              {routes.map((route) => (
-                <Route key={route.path} path={route.path}>
-                  <RouteBoundary>
-                    <RequireAuth access={route.access}>{route.element}</RequireAuth>
-                  </RouteBoundary>
-                </Route>
-              ))}
-              <Route path="/callback">
-                <CallbackPage />
-              </Route>
-              <Route>
-                <NotFoundPage />
-              </Route>
-            </Switch>
+            <Pages routes={routes} />
           </Layout>
           <ConsentBanner />
         </AuthProvider>
@@ -62,18 +49,37 @@ export function App({ ssrPath }: { ssrPath?: string } = {}) {
   );
 }
 
-function RouteBoundary({ children }: { children: ReactNode }) {
+/**
+ * The page the address names, each in its own error boundary, all in one Suspense boundary. A page's
+ * code loads on its first visit: the address the pages follow is deferred (useTimedLocation), so that
+ * while it loads the page before stays on screen, and the new one shows as soon as its code is there.
+ * A Suspense boundary of its own per page would show "Loading…" instead, and React then reveals the
+ * page no sooner than 300 ms after that fallback (its throttle), whatever the code's load took.
+ */
+export function Pages({ routes }: { routes: { path: string; access: Access; element: ReactElement }[] }) {
   return (
-    <ErrorBoundary boundary="route">
-      <Suspense
-        fallback={
-          <section className="page" aria-busy="true">
-            <p>Loading…</p>
-          </section>
-        }
-      >
-        {children}
-      </Suspense>
-    </ErrorBoundary>
+    <Suspense
+      fallback={
+        <section className="page" aria-busy="true">
+          <p>Loading…</p>
+        </section>
+      }
+    >
+      <Switch>
+        {routes.map((route) => (
+          <Route key={route.path} path={route.path}>
+            <ErrorBoundary boundary="route">
+              <RequireAuth access={route.access}>{route.element}</RequireAuth>
+            </ErrorBoundary>
+          </Route>
+        ))}
+        <Route path="/callback">
+          <CallbackPage />
+        </Route>
+        <Route>
+          <NotFoundPage />
+        </Route>
+      </Switch>
+    </Suspense>
   );
 }
