@@ -4,7 +4,8 @@ import { cleanup, render, screen } from '@testing-library/react';
 import type { ReactNode } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { AuthProvider } from '../auth/auth-context';
-import type { AuthSession, AuthState } from '../auth/auth-state';
+import type { AuthState } from '../auth/auth-state';
+import { fakeSession } from '../auth/fake-session';
 import { RequireAuth } from '../auth/require-auth';
 import { Layout, type NavLink } from './layout';
 
@@ -23,15 +24,7 @@ const links: NavLink[] = [
 ];
 
 function renderFor(state: AuthState, navigation = links, children: ReactNode = 'page') {
-  const session = {
-    getState: () => state,
-    subscribe: () => () => {},
-    signIn: vi.fn(),
-    signOut: vi.fn(),
-    completeSignIn: vi.fn(),
-    fetchApi: vi.fn(),
-    renew: vi.fn(() => Promise.resolve(false)),
-  } as unknown as AuthSession;
+  const session = fakeSession(state);
   render(
     <AuthProvider loadSession={() => Promise.resolve(session)}>
       <Layout navigation={navigation}>{children}</Layout>

@@ -1,9 +1,9 @@
 import { act, cleanup, render, screen } from '@testing-library/react';
 import { lazy } from 'react';
 import { Router } from 'wouter';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { AuthProvider } from '../auth/auth-context';
-import type { AuthSession } from '../auth/auth-state';
+import { fakeSession } from '../auth/fake-session';
 import { Pages } from './app';
 import { useTimedLocation } from './navigation-clock';
 
@@ -12,16 +12,7 @@ afterEach(() => {
   window.history.replaceState(null, '', '/');
 });
 
-const signedOutState = { status: 'signed-out' } as const;
-const signedOut = {
-  getState: () => signedOutState,
-  subscribe: () => () => {},
-  signIn: vi.fn(),
-  signOut: vi.fn(),
-  completeSignIn: vi.fn(),
-  fetchApi: vi.fn(),
-  renew: vi.fn(() => Promise.resolve(false)),
-} as unknown as AuthSession;
+const signedOut = fakeSession({ status: 'signed-out' });
 
 /** A page whose code arrives when the test says so, as a lazy page's chunk does. */
 function slowPage() {
@@ -67,7 +58,7 @@ describe('moving to a page whose code has not loaded yet', () => {
     // The code has not arrived: the page before is still what the user sees.
     expect(screen.getByRole('heading').textContent).toBe('Home');
 
-    await act(async () => slow.arrive());
+    act(() => slow.arrive());
     expect((await screen.findByRole('heading', { name: 'Reports' })).textContent).toBe('Reports');
     expect(screen.queryByText('Home')).toBeNull();
     expect(loadingShown).toEqual([]);
@@ -78,7 +69,7 @@ describe('moving to a page whose code has not loaded yet', () => {
     const slow = slowPage();
     const loadingShown = renderPages([{ path: '/reports', access: 'public', element: <slow.Page /> }]);
     expect(screen.getByText('Loading…')).toBeDefined();
-    await act(async () => slow.arrive());
+    act(() => slow.arrive());
     await screen.findByRole('heading', { name: 'Reports' });
     expect(loadingShown).toContain('/reports');
   });

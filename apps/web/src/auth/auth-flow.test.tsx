@@ -5,21 +5,9 @@ import { memoryLocation } from 'wouter/memory-location';
 import { describe, expect, it, vi } from 'vitest';
 import { AuthProvider, useAuth } from './auth-context';
 import type { AuthSession, AuthState, CallbackResult } from './auth-state';
+import { fakeSession } from './fake-session';
 import { CallbackPage } from './callback-page';
 import { RequireAuth } from './require-auth';
-
-function fakeSession(state: AuthState, overrides: Partial<AuthSession> = {}): AuthSession {
-  return {
-    getState: () => state,
-    subscribe: () => () => {},
-    signIn: vi.fn(() => Promise.resolve()),
-    signOut: vi.fn(() => Promise.resolve('leaving' as const)),
-    completeSignIn: vi.fn(() => Promise.resolve<CallbackResult>({ ok: true, returnTo: '/' })),
-    fetchApi: vi.fn(() => Promise.reject(new Error('No API in these tests.'))),
-    renew: vi.fn(() => Promise.resolve(false)),
-    ...overrides,
-  };
-}
 
 function renderWith(session: AuthSession, ui: React.ReactNode, path = '/') {
   const location = memoryLocation({ path, record: true });

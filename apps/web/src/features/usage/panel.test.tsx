@@ -1,7 +1,7 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import { AuthProvider } from '../../auth/auth-context';
-import type { AuthSession } from '../../auth/auth-state';
+import { fakeSession } from '../../auth/fake-session';
 import { ApiError } from '../../auth/use-api';
 import { LineChart } from './line-chart';
 import { Panel } from './panel';
@@ -103,16 +103,7 @@ describe('Panel', () => {
   it('asks to sign in again, coming back here, when the API refused the renewed session', async () => {
     window.history.replaceState(null, '', '/usage?range=7d');
     const signIn = vi.fn(() => Promise.resolve());
-    const state = { status: 'signed-out' };
-    const session = {
-      getState: () => state,
-      subscribe: () => () => {},
-      signIn,
-      signOut: vi.fn(),
-      completeSignIn: vi.fn(),
-      fetchApi: vi.fn(),
-      renew: vi.fn(() => Promise.resolve(false)),
-    } as unknown as AuthSession;
+    const session = fakeSession({ status: 'signed-out' }, { signIn });
     const error = new ApiError(401, 'invalid_token', 'The server answered 401. Sign in again.', true);
     render(
       <AuthProvider loadSession={() => Promise.resolve(session)}>
