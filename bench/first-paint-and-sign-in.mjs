@@ -408,10 +408,24 @@ export async function measureSignIn(browser, front = FRONT, idp = IDP, { api = f
   if (api) {
     const profile = page.getByRole('navigation').getByRole('link', { name: 'Profile' });
     await profile.waitFor();
-    const started = performance.now();
-    await profile.click();
-    await page.getByTestId('api-me').filter({ hasText: '"sub"' }).waitFor();
-    apiMs = performance.now() - started;
+    // Both ends read in the page (the click event, the frame that shows the answer), as the sign-in's
+    // are: Playwright's own look at the answer polls at growing intervals, and added up to 800 ms.
+    await page.evaluate(() => {
+      const seen = (window.__apiCall = {});
+      document.addEventListener('click', () => (seen.clicked ??= performance.now()), true);
+      const observer = new MutationObserver(() => {
+        if (!document.querySelector('[data-testid="api-me"]')?.textContent.includes('"sub"')) return;
+        observer.disconnect();
+        requestAnimationFrame(() => setTimeout(() => (seen.shown = performance.now()), 0));
+      });
+      observer.observe(document, { childList: true, subtree: true, characterData: true });
+    });
+    const box = await profile.boundingBox();
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const call = await page
+      .waitForFunction(() => (window.__apiCall.shown === undefined ? false : window.__apiCall))
+      .then((handle) => handle.jsonValue());
+    apiMs = call.shown - call.clicked;
   }
   await context.close();
   return {
@@ -614,7 +628,7 @@ function report(paints, signIns) {
     );
   }
   console.log(
-    '\nOne API call through the app (the Profile link clicked -> its /api/me answer shown), by mode',
+    "\nOne API call through the app (the Profile link clicked -> its /api/me answer shown, the page's first visit), by mode",
   );
   for (const name of Object.keys(signIns)) {
     const p = pages[name];
