@@ -10,7 +10,8 @@
 // shape), BENCH_SHAPES (browser,sdk2,sdk3), BENCH_INGEST_WORKER (1; 0 validates on the event loop),
 // BENCH_POOL_RATE (150,000: items/s the gzip shapes' pool of distinct bodies is sized for),
 // BENCH_SEARCH_STEPS (3: paced runs where the unpaced one had failed requests), BENCH_VERBOSE (1: the
-// collector's warnings too).
+// collector's warnings too), BENCH_STORE_MEMORY_MB (the store's DuckDB memory, TELEMETRY_STORE_MEMORY_MB;
+// unset: DuckDB's own).
 // Short mode, to see it work: BENCH_SECONDS=2 node bench/collector.mjs.
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -28,6 +29,10 @@ import { nodeSdk2Bodies, nodeSdk3Bodies } from './sdk-payloads.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 32);
+/** TELEMETRY_STORE_MEMORY_MB for the store under load (DuckDB's memory_limit); unset: DuckDB's own. */
+const STORE_MEMORY_MB = process.env.BENCH_STORE_MEMORY_MB
+  ? Number(process.env.BENCH_STORE_MEMORY_MB)
+  : undefined;
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
 const MAX_ITEMS = Number(process.env.BENCH_MAX_ITEMS ?? 2_000_000);
 const INGEST_WORKER = process.env.BENCH_INGEST_WORKER !== '0';
@@ -231,6 +236,7 @@ if (process.argv.includes(SENDERS_FLAG)) {
           // The senders are one address standing for many SDKs: one source's share of the bytes in
           // flight is not what this measures (the cap on everyone's, 64 MiB, stays).
           maxBytesInFlightPerSource: 0,
+          memoryLimitMb: STORE_MEMORY_MB,
           log: (level, message) => {
             if (level !== 'warn' || VERBOSE) console.info(`[collector ${level}] ${message}`);
           },
@@ -323,7 +329,9 @@ if (process.argv.includes(SENDERS_FLAG)) {
       console.info(
         `  CPU per item: collector ${perItem(cpu.user + cpu.system)} µs (all its threads), senders ${perItem(result.sendersCpu)} µs`,
       );
-      console.info(`  collector memory: peak RSS ${fmt(peakRss / 1048576)} MiB`);
+      console.info(
+        `  collector memory: peak RSS ${fmt(peakRss / 1048576)} MiB (the store's memory: ${STORE_MEMORY_MB === undefined ? "DuckDB's own limit" : `${STORE_MEMORY_MB} MiB`})`,
+      );
       if (result.poolUsedUp)
         console.info(`  (the pool of distinct bodies ran out before ${SECONDS} s: raise BENCH_POOL_RATE)`);
       console.info(`  goal >= 100,000 items/s durably over HTTP: ${httpRate >= 100_000 ? 'met' : 'NOT met'}`);

@@ -10,6 +10,7 @@
 // timed again without loading. Long modes: BENCH_USAGE_SCALE=10 (or 50) loads BENCH_USAGE_ITEMS
 // over HTTP, then makes the store's items that many times as many in DuckDB directly (scaleStore), e.g.
 // BENCH_USAGE_ITEMS=1000000 BENCH_USAGE_SCALE=10 BENCH_USAGE_STORE_DIR=/tmp/usage-10m for 10 M items.
+// BENCH_STORE_MEMORY_MB: the store's DuckDB memory (TELEMETRY_STORE_MEMORY_MB); unset: DuckDB's own.
 import http from 'node:http';
 import { jsonPoster } from './http-post.mjs';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +33,10 @@ const NOW = Date.now();
 const RANGES = ['1h', '24h', '7d', '30d'];
 const ORDER = process.env.BENCH_USAGE_ORDER ?? 'time';
 const SCALE = Number(process.env.BENCH_USAGE_SCALE ?? 1);
+/** TELEMETRY_STORE_MEMORY_MB for the store (DuckDB's memory_limit); unset: DuckDB's own. */
+const STORE_MEMORY_MB = process.env.BENCH_STORE_MEMORY_MB
+  ? Number(process.env.BENCH_STORE_MEMORY_MB)
+  : undefined;
 
 // Deterministic: the same store on every run.
 let seed = 0x9e3779b9;
@@ -288,6 +293,7 @@ try {
       retentionDays: 0,
       // 30 days of history, sent now: wider than the 48 h the collector takes by default.
       timeWindow: { pastMs: 31 * DAY },
+      memoryLimitMb: STORE_MEMORY_MB,
       log: (level, message) => level !== 'info' && console.warn(`collector: ${message}`),
     });
   collector = await open();

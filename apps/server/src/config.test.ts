@@ -258,6 +258,7 @@ describe('loadConfig', () => {
       minBodyBytesPerSecond: 500,
       minBodyRateGraceMs: 5000,
       maxStoreBytes: 5120 * 1024 * 1024,
+      storeMemoryMb: undefined,
     });
     // One source, sending all it may, needs at least a day to fill the default quota (ADR 0053).
     const { maxBytesPerSecondPerSource = 0, maxBytesBurstPerSource, maxStoreBytes } = defaults.collector;
@@ -279,6 +280,7 @@ describe('loadConfig', () => {
       TELEMETRY_MAX_MB_IN_FLIGHT_PER_SOURCE: '0',
       TELEMETRY_MIN_BODY_BYTES_PER_SECOND: '0',
       TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS: '10',
+      TELEMETRY_STORE_MEMORY_MB: '256',
       HTTP_REQUEST_TIMEOUT_SECONDS: '5',
       HTTP_HEADERS_TIMEOUT_SECONDS: '20',
       HTTP_MAX_CONNECTIONS: '64',
@@ -294,12 +296,17 @@ describe('loadConfig', () => {
       minBodyBytesPerSecond: 0,
       minBodyRateGraceMs: 10_000,
       maxStoreBytes: 0,
+      storeMemoryMb: 256,
     });
     // The headers cannot be given longer than the whole request.
     expect(changed.http).toEqual({ requestTimeoutMs: 5000, headersTimeoutMs: 5000, maxConnections: 64 });
     expect(() => loadConfig({ TELEMETRY_MAX_ITEMS_PER_REQUEST: '0' })).toThrow(
       /TELEMETRY_MAX_ITEMS_PER_REQUEST/,
     );
+    // Below what a large store needs to open, or not a number of MiB.
+    for (const memory of ['128', '1.5', '1GB']) {
+      expect(() => loadConfig({ TELEMETRY_STORE_MEMORY_MB: memory })).toThrow(/TELEMETRY_STORE_MEMORY_MB/);
+    }
   });
   it('takes the store holder settings of several replicas, and refuses them incomplete or in clear', () => {
     const token = 'x'.repeat(32);

@@ -435,6 +435,8 @@ export function loadConfig(env: Record<string, string | undefined>, { dev = fals
       minBodyRateGraceMs: e.TELEMETRY_MIN_BODY_RATE_GRACE_SECONDS * 1000,
       /** Bytes the data folder may hold; 0: no quota. */
       maxStoreBytes: e.TELEMETRY_MAX_STORE_MB * 1024 * 1024,
+      /** MiB the embedded database may use for its buffers; undefined: DuckDB's own default. */
+      storeMemoryMb: e.TELEMETRY_STORE_MEMORY_MB,
       // With the relay, the browser sends with the Azure resource's key (the relay writes it anyway).
       /** The instrumentation keys the collector accepts. */
       instrumentationKeys: [relayKey ?? LOCAL_INSTRUMENTATION_KEY],

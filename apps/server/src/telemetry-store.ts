@@ -113,13 +113,14 @@ export async function startTelemetryStore(
     ...front,
     dataDir: c.dataDir,
     maxStoreBytes: c.maxStoreBytes,
+    memoryLimitMb: c.storeMemoryMb,
   });
   return holding(config, log, collector, collector.sink, collector.sink);
 }
 
 function openLocalStore(config: ServerConfig, log: Logger): Promise<StoreSink> {
-  const { dataDir, maxStoreBytes, retentionDays } = config.collector;
-  return openStoreSink({ dataDir, maxStoreBytes, retentionDays, log });
+  const { dataDir, maxStoreBytes, retentionDays, storeMemoryMb } = config.collector;
+  return openStoreSink({ dataDir, maxStoreBytes, retentionDays, memoryLimitMb: storeMemoryMb, log });
 }
 
 /** The role of the process whose collector keeps what it accepts (in a store, the relay's outbox, or both). */

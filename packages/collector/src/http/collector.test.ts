@@ -475,3 +475,10 @@ describe('store', () => {
     }
   });
 });
+
+it("gives the store's database the memory the collector is told (TELEMETRY_STORE_MEMORY_MB)", async () => {
+  const t = await start({ memoryLimitMb: 300 });
+  const [row] = await t.collector.sink.store.read("SELECT current_setting('memory_limit') AS memory_limit");
+  // DuckDB counts in MB (10^6 bytes) and answers in MiB.
+  expect(row?.memory_limit).toBe('286.1 MiB');
+});

@@ -63,6 +63,8 @@ export interface StoreSinkOptions {
   storeCheckIntervalMs?: number;
   /** Items older than this many days are deleted at start and hourly. Default 90; 0 keeps everything. */
   retentionDays?: number;
+  /** MiB the embedded database may use (OpenStoreOptions.memoryLimitMb). Default: DuckDB's own. */
+  memoryLimitMb?: number | undefined;
   log: Logger;
 }
 
@@ -92,7 +94,10 @@ export async function openEmbeddedSink(options: StoreSinkOptions): Promise<Embed
   const { dataDir, log } = options;
   const retentionDays = options.retentionDays ?? COLLECTOR_DEFAULTS.TELEMETRY_RETENTION_DAYS;
   const maxStoreBytes = options.maxStoreBytes ?? COLLECTOR_DEFAULTS.TELEMETRY_MAX_STORE_MB * 1024 ** 2;
-  const store = await openWritableStore(dataDir, { warn: (message) => log('warn', message) });
+  const store = await openWritableStore(dataDir, {
+    warn: (message) => log('warn', message),
+    memoryLimitMb: options.memoryLimitMb,
+  });
   const quota =
     maxStoreBytes > 0
       ? await StoreQuota.start(dataDir, maxStoreBytes, options.storeCheckIntervalMs ?? 10_000)

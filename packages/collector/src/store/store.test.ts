@@ -39,6 +39,20 @@ it('checkpoints its WAL once writes pause', async () => {
   await store.close();
 });
 
+it("gives DuckDB the memory it is told, else leaves DuckDB's own limit", async () => {
+  const memoryLimit = async (options: Parameters<typeof openWritableStore>[1]) => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const store = await openWritableStore(dataDir, options);
+    const [row] = await store.read("SELECT current_setting('memory_limit') AS memory_limit");
+    await store.close();
+    return String(row?.memory_limit);
+  };
+  // DuckDB counts in MB (10^6 bytes) and answers in MiB.
+  expect(await memoryLimit({ memoryLimitMb: 256 })).toBe('244.1 MiB');
+  expect(await memoryLimit({})).not.toBe('244.1 MiB');
+});
+
 it('lets overlapping appends through, and keeps them across a reopen', async () => {
   const dataDir = tempDataDir();
   dirs.push(dataDir);

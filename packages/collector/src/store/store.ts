@@ -162,6 +162,11 @@ export interface OpenStoreOptions {
   recentItems?: number;
   /** How often the store rewrites the next past day sorted by type, if one waits (compact.ts). Default 60 s; 0: never. */
   compactEveryMs?: number;
+  /**
+   * MiB DuckDB may use for its buffers (its `memory_limit`); a query that needs more spills to the data
+   * folder's temporary files. Default: DuckDB's own, 80 % of the RAM it sees.
+   */
+  memoryLimitMb?: number | undefined;
 }
 
 /**
@@ -237,6 +242,7 @@ export async function openWritableStore(
     instance = await DuckDBInstance.create(file, {
       checkpoint_threshold: '256MB',
       storage_compatibility_version: STORAGE_VERSION,
+      ...(options.memoryLimitMb === undefined ? {} : { memory_limit: `${options.memoryLimitMb}MB` }),
     });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
