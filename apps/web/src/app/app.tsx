@@ -1,6 +1,5 @@
 import { Suspense, type ReactElement } from 'react';
 import { pages } from 'virtual:gatehouse-pages';
-import type { Access } from '@gatehouse/api-contract';
 import { Route, Router, Switch } from 'wouter';
 import { AuthProvider } from '../auth/auth-context';
 import { CallbackPage } from '../auth/callback-page';
@@ -9,6 +8,7 @@ import { ConsentBanner } from '../telemetry/consent-banner';
 import { ErrorBoundary } from './error-boundary';
 import { Layout, type NavLink } from './layout';
 import { useTimedLocation } from './navigation-clock';
+import type { PageRoute } from '../shared/page-route';
 import { NotFoundPage } from './not-found-page';
 import { RouteTracking } from './route-tracking';
 import { TelemetryUser } from './telemetry-user';
@@ -56,7 +56,11 @@ export function App({ ssrPath }: { ssrPath?: string } = {}) {
  * A Suspense boundary of its own per page would show "Loading…" instead, and React then reveals the
  * page no sooner than 300 ms after that fallback (its throttle), whatever the code's load took.
  */
-export function Pages({ routes }: { routes: { path: string; access: Access; element: ReactElement }[] }) {
+export function Pages({
+  routes,
+}: {
+  routes: (Pick<PageRoute, 'path' | 'access'> & { element: ReactElement })[];
+}) {
   return (
     <Suspense
       fallback={

@@ -40,7 +40,13 @@ export async function createAuthSession(): Promise<AuthSession> {
   return (await import('./oidc-session')).createAuthSession(vault, early);
 }
 
-let started: { vault: WorkerVault | undefined; early: EarlyRedeem | undefined } | undefined;
+/** The page's vault (none where the browser has no workers), and the code handed to it early, if any. */
+interface StartedVault {
+  vault: WorkerVault | undefined;
+  early: EarlyRedeem | undefined;
+}
+
+let started: StartedVault | undefined;
 
 /**
  * The browser mode's token vault, its worker started once per page, and on the redirect URI the code
@@ -49,7 +55,7 @@ let started: { vault: WorkerVault | undefined; early: EarlyRedeem | undefined } 
  * chunk, and a sign-in waits for both); on the redirect URI sooner still, by the page's first module
  * (start-on-callback.ts), before the rest of the page's script is evaluated.
  */
-export function startBrowserVault(): { vault: WorkerVault | undefined; early: EarlyRedeem | undefined } {
+export function startBrowserVault(): StartedVault {
   if (!started) {
     const vault = typeof Worker === 'function' ? new WorkerVault() : undefined;
     const early = vault && redeemEarly(vault, window.location.href, window.sessionStorage);
