@@ -156,6 +156,19 @@ test('a session is reported: page views, exceptions, calls, users, and never a s
   }
   const profileView = pageViews.find((e) => e.data.baseData.name === 'Profile');
   expect(profileView?.data.baseData.duration).not.toBe('00:00:00.000');
+  // A page after the load's first is an operation of its own, as with the SDK's own route tracking: the
+  // Profile page's view and its API call share one, apart from the signed-in Home page's (the load's).
+  const signedInHome = pageViews.findLast((e) => e.data.baseData.name === 'Home');
+  const profileOperation = profileView?.tags['ai.operation.id'];
+  expect(profileOperation).toMatch(/^[0-9a-f]{32}$/);
+  expect(profileOperation).not.toBe(signedInHome?.tags['ai.operation.id']);
+  expect(profileView?.tags['ai.operation.name']).toBe('Profile');
+  expect(
+    telemetry
+      .ofType('RemoteDependencyData')
+      .filter((e) => e.tags['ai.operation.id'] === profileOperation)
+      .map((e) => e.data.baseData.name),
+  ).toEqual(['GET /api/me']);
 
   // Exceptions: uncaught, unhandled rejection, and the route boundary's render error with its component stack.
   await expect.poll(() => telemetry.ofType('ExceptionData').length).toBeGreaterThanOrEqual(3);

@@ -16,17 +16,23 @@ export interface NamedRoute {
  * change to that frame. (Giving the SDK the duration also sends the view at once, rather than after it
  * waits for the navigation timing.) Paths without a name (the sign-in callback) are never tracked, and
  * a re-render on the same path (StrictMode, a `replace` that keeps the route) is not a new page view.
+ * Each page after the load's first starts an operation of its own before the page's effects run (its
+ * calls), as the SDK's own route tracking would; the first keeps the page load's.
  */
 export function RouteTracking({ routes, fallbackName }: { routes: NamedRoute[]; fallbackName: string }) {
   const [path] = useLocation();
   const { parser } = useRouter();
   const lastPath = useRef<string | null>(null);
+  const viewed = useRef(false);
 
   useEffect(() => {
     if (lastPath.current === path) return;
     lastPath.current = path;
     if (path.startsWith('/callback')) return;
     const name = routes.find((route) => matchRoute(parser, route.path, path)[0])?.name ?? fallbackName;
+    // This effect runs before the page's own (RouteTracking comes before the pages in the tree).
+    if (viewed.current) telemetry.startOperation(name);
+    viewed.current = true;
     const enteredAt = routeEnteredAt();
     // The page load is timed to its first contentful paint; a route change to the next painted frame.
     const whenShown = enteredAt === 0 ? afterFirstPaint : afterNextFrame;

@@ -9,10 +9,17 @@ export interface TelemetrySdk {
   trackPageView(name: string, uri: string, durationMs: number | undefined): void;
   trackException(error: Error, properties: Record<string, string>): void;
   trackEvent(name: string, properties: Record<string, string>, measurements: Record<string, number>): void;
-  trackMetric(name: string, value: number, properties: Record<string, string>): void;
+  /** `operationId`: the operation the metric belongs to, when not the current one (a page load's vitals). */
+  trackMetric(name: string, value: number, properties: Record<string, string>, operationId?: string): void;
   trackTrace(message: string, properties: Record<string, string>): void;
-  /** The trace this page's items belong to (W3C trace id: 32 hex digits). */
+  /** The trace this page's items belong to (W3C trace id: 32 hex digits): the current operation's. */
   traceId(): string;
+  /**
+   * A new operation, trace `traceId` (32 hex digits) named `name`, for the page the router now shows: its
+   * page view, calls and errors belong to it, as with the SDK's own route tracking (which the router's
+   * replaces).
+   */
+  startOperation(name: string, traceId: string): void;
   /** A call the page or the token vault made (fetch-tracking.ts, the facade's apiCall), as a Fetch dependency. */
   trackDependency(call: DependencyCall): void;
   /** `roles`: the user's roles, comma-separated, sent with every item as the `roles` property (segments). */
@@ -57,6 +64,8 @@ export function startSdk(
   let roles = '';
   /** The trace of each reported call, by span id, until its item passes the initializer below. */
   const callTraces = new Map<string, string>();
+  /** The operation of the item being tracked, when not the current one (trackMetric's `operationId`). */
+  let itemOperation: string | undefined;
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
     // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
@@ -66,6 +75,7 @@ export function startSdk(
       callTraces.delete(String(item.baseData?.id));
       item.tags = { ...item.tags, 'ai.operation.id': callTrace };
     }
+    if (itemOperation !== undefined) item.tags = { ...item.tags, 'ai.operation.id': itemOperation };
     referrer.apply(item);
     scrubDeep(item.baseData);
     scrubDeep(item.data);
@@ -81,9 +91,26 @@ export function startSdk(
     trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
     trackEvent: (name, properties, measurements) =>
       appInsights.trackEvent({ name, properties, measurements }),
-    trackMetric: (name, average, properties) => appInsights.trackMetric({ name, average }, properties),
+    trackMetric: (name, average, properties, operationId) => {
+      // The SDK passes the item to the initializers within this call.
+      itemOperation = operationId;
+      try {
+        appInsights.trackMetric({ name, average }, properties);
+      } finally {
+        itemOperation = undefined;
+      }
+    },
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
     traceId: () => appInsights.context.telemetryTrace.traceID ?? '',
+    startOperation: (name, traceId) => {
+      // As the SDK's own route tracking does (enableAutoRouteTracking): a new trace id in the context
+      // items take theirs from, named after the page (their `ai.operation.name`).
+      const trace = appInsights.getTraceCtx();
+      if (!trace) return;
+      trace.traceId = traceId;
+      trace.pageName = name;
+      appInsights.setTraceCtx(trace);
+    },
     trackDependency: ({ spanId, traceId, method, url, status, durationMs, startTime }) => {
       const target = new URL(url);
       // As the SDK's own fetch tracking writes them: the id names the trace and the span.

@@ -20,6 +20,7 @@ function fakeSdk(ids = { user: 'old-user', session: 'old-session' }) {
     trackMetric: vi.fn(),
     trackTrace: vi.fn(),
     traceId: vi.fn(() => '0af7651916cd43dd8448eb211c80319c'),
+    startOperation: vi.fn(),
     trackDependency: vi.fn(),
     setAuthenticatedUser: vi.fn(),
     clearAuthenticatedUser: vi.fn(),
@@ -281,11 +282,34 @@ describe('TelemetryClient', () => {
       expect(loadVitals).toHaveBeenCalledTimes(1);
       client.trackPageView('Profile', 'http://localhost/profile', 5);
       measure(lcp);
-      expect(sdk.trackMetric).toHaveBeenCalledWith('LCP', 1234, {
-        page: 'Home',
-        rating: 'good',
-        navigationType: 'navigate',
-      });
+      expect(sdk.trackMetric).toHaveBeenCalledWith(
+        'LCP',
+        1234,
+        { page: 'Home', rating: 'good', navigationType: 'navigate' },
+        undefined,
+      );
+    });
+
+    it("keep the page load's operation once a later page has started its own", async () => {
+      const { sdk, client, measure } = withVitals('implied');
+      await settle();
+      client.trackPageView('Home', 'http://localhost/');
+      measure({ name: 'FCP', value: 900, rating: 'good', navigationType: 'navigate' });
+      // Before any other page, the current operation is the load's: none named.
+      expect(sdk.trackMetric).toHaveBeenLastCalledWith('FCP', 900, expect.anything(), undefined);
+      const loadTrace = sdk.traceId();
+      client.startOperation('Profile');
+      expect(sdk.startOperation).toHaveBeenCalledWith('Profile', expect.stringMatching(/^[0-9a-f]{32}$/));
+      sdk.traceId.mockReturnValue('4bf92f3577b34da6a3ce929d0e0e4736');
+      client.trackPageView('Profile', 'http://localhost/profile', 5);
+      client.startOperation('Diagnostics');
+      measure(lcp);
+      expect(sdk.trackMetric).toHaveBeenLastCalledWith('LCP', 1234, expect.anything(), loadTrace);
+      // A fresh identity (sign-out) never sends the old one's operation.
+      client.startFreshIdentity();
+      await settle();
+      measure({ name: 'CLS', value: 0.01, rating: 'good', navigationType: 'navigate' });
+      expect(sdk.trackMetric).toHaveBeenLastCalledWith('CLS', 0.01, expect.anything(), undefined);
     });
 
     it('measured before the first page view wait for it, so they carry its name', async () => {
@@ -294,7 +318,12 @@ describe('TelemetryClient', () => {
       measure({ name: 'FCP', value: 900, rating: 'good', navigationType: 'navigate' });
       expect(sdk.trackMetric).not.toHaveBeenCalled();
       client.trackPageView('Home', 'http://localhost/');
-      expect(sdk.trackMetric).toHaveBeenCalledWith('FCP', 900, expect.objectContaining({ page: 'Home' }));
+      expect(sdk.trackMetric).toHaveBeenCalledWith(
+        'FCP',
+        900,
+        expect.objectContaining({ page: 'Home' }),
+        undefined,
+      );
     });
 
     it('are watched once per page load, and dropped once the visitor declines', async () => {

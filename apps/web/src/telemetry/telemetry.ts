@@ -72,6 +72,8 @@ export class TelemetryClient {
   private identityGeneration = 0;
   /** The first page view's name: the page this load's web vitals belong to. */
   private landingPage: string | undefined;
+  /** The page load's operation (trace id), once a later page has started its own (startOperation). */
+  private loadOperation: string | undefined;
   /** Vitals measured before the first page view (on the sign-in callback, say), sent once it is known. */
   private vitalsBeforeLanding: WebVital[] = [];
   private watchingVitals = false;
@@ -274,6 +276,18 @@ export class TelemetryClient {
     this.run((sdk) => sdk.trackMetric(name, value, properties));
   }
 
+  /**
+   * A new operation for the page the router shows next, named after it: its page view, its calls (their
+   * `traceparent`) and its errors belong to it, as each page load's do to the load's. The page load's own
+   * operation is remembered for its web vitals, which are measured across the later pages.
+   */
+  startOperation(name: string): void {
+    this.run((sdk) => {
+      this.loadOperation ??= sdk.traceId();
+      sdk.startOperation(name, randomHex(16));
+    });
+  }
+
   trackTrace(message: string, properties: Record<string, string> = {}): void {
     this.run((sdk) => sdk.trackTrace(message, properties));
   }
@@ -374,6 +388,8 @@ export class TelemetryClient {
     sdk?.unload();
     this.sdk = undefined;
     this.loading = undefined;
+    // An operation of the old identity's never goes out under the new one's ids.
+    this.loadOperation = undefined;
     this.identityGeneration++;
   }
 
@@ -458,7 +474,9 @@ export class TelemetryClient {
   }
 
   private trackWebVital({ name, value, rating, navigationType }: WebVital): void {
-    this.trackMetric(name, value, { page: this.landingPage ?? '', rating, navigationType });
+    const properties = { page: this.landingPage ?? '', rating, navigationType };
+    // The page load's operation, that of its landing page's view (startOperation).
+    this.run((sdk) => sdk.trackMetric(name, value, properties, this.loadOperation));
   }
 
   /** Settles once no sign-in is leaving the page (holdWhileLeaving), at once when none is. */
