@@ -4,8 +4,11 @@
 // stand-in in a process of its own (gunzip, count lines, 200), and the senders are another, so
 // process.cpuUsage() here counts the collector and its relay alone.
 // Needs the built package and its test support (npm run build -w @gatehouse/collector && npm run
-// build:testing -w @gatehouse/collector). Knobs: BENCH_SECONDS (10 per run), BENCH_SENDERS (16),
-// BENCH_BATCH (100). Short mode: BENCH_SECONDS=2 node bench/relay.mjs.
+// build:testing -w @gatehouse/collector). Both runs are paced at one rate the local store takes on a 2-core
+// machine, so that neither is a run where the store sheds load (503: no result) and the CPU per item of
+// the two compares at the same load. Knobs: BENCH_SECONDS (10 per run), BENCH_SENDERS (16), BENCH_BATCH
+// (100), BENCH_RELAY_RATE (20,000 items/s offered by the senders together; 0: as fast as answered).
+// Short mode: BENCH_SECONDS=2 node bench/relay.mjs.
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +23,7 @@ import { notAResult } from './not-a-result.mjs';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const SENDERS = Number(process.env.BENCH_SENDERS ?? 16);
 const BATCH = Number(process.env.BENCH_BATCH ?? 100);
+const RATE = Number(process.env.BENCH_RELAY_RATE ?? 20_000);
 const ROLE = process.argv[2];
 
 async function listen(server) {
@@ -43,10 +47,12 @@ if (ROLE === '--endpoint') {
   process.send({ url: await listen(server) });
   process.on('message', () => process.send({ taken }));
 } else if (ROLE === '--senders') {
-  // Browser-shaped senders: JSON arrays of BATCH fresh envelopes (each a new item), as fast as answered.
+  // Browser-shaped senders: JSON arrays of BATCH fresh envelopes (each a new item), paced or as fast as answered.
   const ready = new Promise((resolve) => process.once('message', resolve));
   process.send({ ready: true });
-  const { url, seconds, senders } = await ready;
+  const { url, seconds, senders, rate } = await ready;
+  // Each sender posts a batch every `interval` ms, the senders staggered across it (rate 0: no wait).
+  const interval = rate > 0 ? (senders * BATCH * 1000) / rate : 0;
   const agent = new http.Agent({ keepAlive: true, maxSockets: senders });
   const deadline = performance.now() + seconds * 1000;
   let acknowledged = 0;
@@ -68,7 +74,11 @@ if (ROLE === '--endpoint') {
   await Promise.all(
     Array.from({ length: senders }, async (_, i) => {
       const ctx = browserContext({ page: `/page/${i % 8}` });
+      let due = started + (interval * i) / senders;
       while (performance.now() < deadline) {
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        due += interval;
         const status = await post(JSON.stringify(browserBatch(BATCH, ctx)));
         if (status === 200) acknowledged += BATCH;
         else refused += BATCH;
@@ -98,7 +108,7 @@ if (ROLE === '--endpoint') {
     await message(senders); // loaded and ready: its start-up is not timed
     const cpu = process.cpuUsage();
     const started = performance.now();
-    senders.send({ url, seconds: SECONDS, senders: SENDERS });
+    senders.send({ url, seconds: SECONDS, senders: SENDERS, rate: RATE });
     const { acknowledged, refused, elapsedMs } = await message(senders);
     const sent = started + elapsedMs;
     // The relay's forwarding: until nothing is waiting (the local store: nothing to wait for).
@@ -129,7 +139,10 @@ if (ROLE === '--endpoint') {
     return result;
   }
 
-  console.log(`  ${SENDERS} senders, JSON arrays of ${BATCH} browser envelopes, ${SECONDS} s each run`);
+  const pace = RATE > 0 ? `paced at ${RATE} items/s offered` : 'as fast as answered';
+  console.log(
+    `  ${SENDERS} senders, JSON arrays of ${BATCH} browser envelopes, ${SECONDS} s each run, ${pace}`,
+  );
   const baseline = await measure('local store (baseline)', () => undefined);
   const endpoint = child('--endpoint');
   const { url: endpointUrl } = await message(endpoint);
