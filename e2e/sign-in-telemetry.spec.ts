@@ -121,6 +121,17 @@ test('the Sign-in section shows each journey with its reason and step: a cancel,
   await expect.poll(() => renewals('failed'), { timeout: 30_000 }).toBeGreaterThan(0);
   await misbehave(request, null, { accessTokenTtlSeconds: 300 });
   await hidePage(page);
+  // Both failures left the page: where one did not reach the dashboard below, this says whether the
+  // page sent it (a fresh clone's npm test of 3c9504e: state_mismatch at the return was not on it).
+  await expect
+    .poll(
+      () =>
+        signInEvents(telemetry.envelopes())
+          .filter((e) => propertiesOf(e).outcome === 'failed')
+          .map((e) => `${propertiesOf(e).reason}/${propertiesOf(e).step}`),
+      { timeout: 30_000 },
+    )
+    .toEqual(expect.arrayContaining(['access_denied/provider', 'state_mismatch/return']));
   // The leak scan, over every item these journeys sent.
   expectNoSecretsPosted(telemetry.posts, callback, tokens, [ACCOUNTS.alice.name, ACCOUNTS.alice.email]);
 
