@@ -145,7 +145,7 @@ if (ROLE === '--endpoint') {
   // local store refuses items, both runs are paced again at half the rate, down to an eighth of it.
   let rate = RATE;
   let baseline = await measure('local store (baseline)', () => undefined, rate);
-  while (baseline.refused > 0 && rate > 0 && rate > RATE / 8) {
+  for (let halved = 0; baseline.refused > 0 && RATE > 0 && halved < 3; halved++) {
     rate = Math.round(rate / 2);
     console.log(`  the local store refused items: both runs paced again, at ${rate} items/s offered`);
     baseline = await measure('local store (baseline)', () => undefined, rate);

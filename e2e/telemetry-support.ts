@@ -40,7 +40,8 @@ function parseEnvelopes(body: string): Envelope[] {
  * collector's answer (`posts`; `envelopes()` and `ofType()` give each item once), by passing each one
  * through to the real collector. `down()` simulates an outage of the endpoint (503). `holdAnswers()`:
  * the collector gets the post and stores it, but its answer never reaches the page (as when the page goes
- * before the answer arrives), so the SDK keeps the items to send again. Also records every other request, to check where the browser talked to.
+ * before the answer arrives), so the SDK keeps the items to send again. Also records every other request,
+ * to check where the browser talked to.
  */
 export async function recordTelemetry(
   page: Page,
