@@ -2,6 +2,7 @@ import { BodyError, splitItems, type ParsedItem } from './body.js';
 import type { Client } from './client.js';
 import { validateEnvelope, type TelemetryItem, type TimeWindow } from './envelopes.js';
 import { packItems, type PackedItems } from './packed.js';
+import { readEnvelopeValues, type EnvelopeValues } from './envelope-values.js';
 
 export interface IngestOptions {
   /** Accepted instrumentation keys, lower-cased, or 'any'. */
@@ -49,6 +50,7 @@ export function createIngest(options: IngestOptions): Ingest {
       const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
       const items = splitItems(text, contentType, options.maxItemsPerRequest);
       const accepted: TelemetryItem[] = [];
+      const values: (EnvelopeValues | undefined)[] = [];
       const errors: ItemError[] = [];
       const window = options.timeWindow && { ...options.timeWindow, now: Date.now() };
       let checked = 0;
@@ -56,11 +58,16 @@ export function createIngest(options: IngestOptions): Ingest {
       // refusals the sender is not an SDK with a stray bad item, so the rest is not worth checking.
       for (; checked < items.length && errors.length < options.maxRefusedItems; checked++) {
         const parsed = items[checked] as ParsedItem;
-        const result = parsed.ok
-          ? validateEnvelope(parsed.value, acceptsKey, parsed.source, window, client)
-          : parsed;
-        if (result.ok) accepted.push(result.item);
-        else errors.push({ index: checked, statusCode: 400, message: result.message });
+        if (!parsed.ok) {
+          errors.push({ index: checked, statusCode: 400, message: parsed.message });
+          continue;
+        }
+        const result = validateEnvelope(parsed.value, acceptsKey, parsed.source, window, client);
+        if (result.ok) {
+          accepted.push(result.item);
+          // Read here, where the envelope is parsed, rather than from its JSON at load (ADR 0139).
+          values.push(readEnvelopeValues(parsed.value, result.item.envelope, result.item.type));
+        } else errors.push({ index: checked, statusCode: 400, message: result.message });
       }
       if (checked < items.length) {
         const left = items.length - checked;
@@ -70,7 +77,13 @@ export function createIngest(options: IngestOptions): Ingest {
           message: `Checking stopped after ${errors.length} refused items; this item and the ${left - 1} after it were not checked.`,
         });
       }
-      return { ok: true, received: items.length, checked, accepted: packItems(accepted, true), errors };
+      return {
+        ok: true,
+        received: items.length,
+        checked,
+        accepted: packItems(accepted, true, values),
+        errors,
+      };
     } catch (error) {
       if (error instanceof BodyError)
         return { ok: false, statusCode: error.statusCode, message: error.message };

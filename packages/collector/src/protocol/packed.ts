@@ -1,5 +1,6 @@
 import { rowLayout, type TelemetryItem } from './item-row.js';
 import { itemKey } from './item-identity.js';
+import type { EnvelopeValues } from './envelope-values.js';
 
 /**
  * Accepted items packed for the store (`packItems`): what the ingest worker hands the event loop, one
@@ -72,11 +73,13 @@ const stringFields = rowLayout
  * re-serialised); JSON holds control characters only as \u escapes, so without one in the text no
  * column holds any, and the checks are skipped.
  */
-function packRow(i: TelemetryItem, fromJson: boolean): string {
+function packRow(i: TelemetryItem, fromJson: boolean, values?: EnvelopeValues): string {
   if (!Number.isFinite(i.time) || Math.abs(i.time) > MAX_TIME_MS) {
     throw new TypeError(`Item time ${i.time} is not a time the store can hold.`);
   }
-  const escaped = (!fromJson || i.envelope.includes('\\u')) && stringFields.some((f) => special(i[f]));
+  const escaped =
+    (!fromJson || i.envelope.includes('\\u')) &&
+    (stringFields.some((f) => special(i[f])) || (values?.some(special) ?? false));
   let row = escaped ? FS : '';
   for (let k = 0; k < fields.length; k++) {
     const v = i[fields[k] as keyof TelemetryItem];
@@ -86,20 +89,27 @@ function packRow(i: TelemetryItem, fromJson: boolean): string {
     else if (typeof v !== 'string') row += Object.is(v, -0) ? '-0' : String(v);
     else row += escaped ? escape(v) : v;
   }
+  // The envelope's values after the row's own columns (envelope-values.ts), all of them or none.
+  for (const v of values ?? []) row += US + (v === null ? NUL : escaped ? escape(v) : v);
   return row + RS;
 }
 
 /**
- * Packs items for the store, keeping their order; `fromJson` for validateEnvelope's items (see packRow).
- * Throws (before anything is stored) on a time out of range.
+ * Packs items for the store, keeping their order; `fromJson` for validateEnvelope's items (see packRow),
+ * `values` each item's envelope values where they were read (readEnvelopeValues), by index. Throws
+ * (before anything is stored) on a time out of range.
  */
-export function packItems(items: readonly TelemetryItem[], fromJson = false): PackedItems {
+export function packItems(
+  items: readonly TelemetryItem[],
+  fromJson = false,
+  values: readonly (EnvelopeValues | undefined)[] = [],
+): PackedItems {
   // Joined once rather than built with +=: a string of thousands of concatenated pieces is flattened
   // when the worker posts it, which cost ~3 µs an item (2.x batches of 250, --cpu-prof of the worker).
   const rows: string[] = [];
   const keys: number[] = [];
-  for (const item of items) {
-    rows.push(packRow(item, fromJson));
+  for (const [index, item] of items.entries()) {
+    rows.push(packRow(item, fromJson, values[index]));
     keys.push(itemKey(item.envelope));
   }
   return { count: items.length, chunks: rows.length > 0 ? [rows.join('')] : [], keys };

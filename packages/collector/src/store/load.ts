@@ -5,7 +5,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Journal, JournalPosition } from './journal.js';
 import { FS_BYTE, GS_BYTE, RS_BYTE, unescapeSql } from '../protocol/packed.js';
 import { rowLayout } from '../protocol/item-row.js';
-import { derivedColumns, derivedSql, itemColumns } from './row-layout.js';
+import { derivedColumns, derivedSql, fromEnvelope, itemColumns } from './row-layout.js';
+import { envelopeValues } from '../protocol/envelope-values.js';
 import { rollupInsertSql, sourcesInsertSql } from './rollup.js';
 import { flowLoadSql, sketchInsertSql } from './daily-sketch.js';
 
@@ -44,6 +45,8 @@ class UnloadableRun extends Error {
  * and their SQL has no such work (undoing it in every row, under a CASE, cost 15 % of a load).
  */
 function insertRows(escaped: boolean): string {
+  const text = (f: string) =>
+    escaped ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END` : `nullif(${f}, chr(0))`;
   // Each column's cell, f[k], as its SQL type (rowLayout); chr(0) is NULL.
   const cells = rowLayout.map(({ kind, column }, i) => {
     const f = `f[${i + 1}]`;
@@ -54,16 +57,23 @@ function insertRows(escaped: boolean): string {
           ? `nullif(${f}, chr(0))::DOUBLE`
           : kind === 'boolean'
             ? `nullif(${f}, chr(0))::BOOLEAN`
-            : escaped
-              ? `CASE WHEN ${f} = chr(0) THEN NULL ELSE ${unescapeSql(f)} END`
-              : `nullif(${f}, chr(0))`;
+            : text(f);
     return `${cell} AS ${column}`;
   });
+  // The envelope's values packed after the row's own columns (envelope-values.ts), where the row has
+  // them; else (an older journal row, a rare envelope) the derived columns read the envelope's JSON.
+  const values = envelopeValues.map((_, j) => `${text(`f[${rowLayout.length + 1 + j}]`)} AS value_${j}`);
+  const read = (json: string) => {
+    const j = envelopeValues.findIndex((v) => v.json === json);
+    if (j < 0) throw new Error(`no packed envelope value for ${json}`);
+    return `CASE WHEN packed_values THEN value_${j} ELSE ${fromEnvelope(json)} END`;
+  };
   // The derived columns after the row's own, computed from its type and envelope; by name, as a store
   // made before some columns has them in another order.
-  return `INSERT INTO ${STAGE} (${itemColumns.join(', ')}) SELECT *, ${derivedColumns.map(derivedSql).join(', ')}
+  return `INSERT INTO ${STAGE} (${itemColumns.join(', ')})
+    SELECT ${rowLayout.map((c) => c.column).join(', ')}, ${derivedColumns.map((c) => derivedSql(c, read)).join(', ')}
     FROM (
-      SELECT ${cells.join(', ')}
+      SELECT ${cells.join(', ')}, len(f) > ${rowLayout.length} AS packed_values, ${values.join(', ')}
       FROM (
         SELECT string_split(${escaped ? 'r[2:]' : 'r'}, chr(31)) AS f
         FROM (SELECT unnest(string_split(decode($1::BLOB), chr(30))) AS r)

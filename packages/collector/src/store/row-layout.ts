@@ -12,7 +12,7 @@ export const derivedColumns = [
     column: 'metric_value',
     sql: 'DOUBLE',
     type: 'metric',
-    json: `'$.data.baseData.metrics[0].value'`,
+    json: '$.data.baseData.metrics[0].value',
     cast: 'DOUBLE',
     value: null,
   },
@@ -20,7 +20,7 @@ export const derivedColumns = [
     column: 'metric_page',
     sql: 'VARCHAR',
     type: 'metric',
-    json: `'$.data.baseData.properties.page'`,
+    json: '$.data.baseData.properties.page',
     cast: null,
     value: null,
   },
@@ -32,7 +32,7 @@ export const derivedColumns = [
     column: 'metric_page_key',
     sql: 'UBIGINT',
     type: 'metric',
-    json: `'$.data.baseData.properties.page'`,
+    json: '$.data.baseData.properties.page',
     cast: null,
     value: (text: string) => metricPageKeySql(text),
   },
@@ -42,7 +42,7 @@ export const derivedColumns = [
     column: 'stack',
     sql: 'VARCHAR',
     type: 'exception',
-    json: `'$.data.baseData.exceptions[0].stack'`,
+    json: '$.data.baseData.exceptions[0].stack',
     cast: null,
     value: null,
   },
@@ -53,7 +53,7 @@ export const derivedColumns = [
     column: 'referrer',
     sql: 'VARCHAR',
     type: 'pageview',
-    json: `'$.data.baseData.properties.refUri'`,
+    json: '$.data.baseData.properties.refUri',
     cast: null,
     // (Each host's regular expression once: NULL when none or the page's own, then ''.)
     value: (text: string) => `coalesce(nullif(${hostSql(text)}, coalesce(${hostSql('url')}, '')), '')`,
@@ -112,7 +112,7 @@ export const derivedColumns = [
     column: `event_${property}` as const,
     sql: 'VARCHAR',
     type: 'event',
-    json: `'$.data.baseData.properties.${property}'`,
+    json: `$.data.baseData.properties.${property}` as const,
     cast: null,
     value: (text: string) => `left(${text}, 64)`,
   })),
@@ -120,7 +120,7 @@ export const derivedColumns = [
     column: 'event_duration_ms',
     sql: 'DOUBLE',
     type: 'event',
-    json: `'$.data.baseData.measurements.durationMs'`,
+    json: '$.data.baseData.measurements.durationMs',
     cast: 'DOUBLE',
     value: null,
   },
@@ -128,7 +128,7 @@ export const derivedColumns = [
     column: 'metric_reason',
     sql: 'VARCHAR',
     type: 'metric',
-    json: `'$.data.baseData.properties.reason'`,
+    json: '$.data.baseData.properties.reason',
     cast: null,
     value: (text: string) => `left(${text}, 64)`,
   },
@@ -164,10 +164,19 @@ function hostSql(text: string): string {
   return `nullif(lower(regexp_extract(${text}, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\\[[^\\]/?#]*\\]|[^:/?#]*)', 1)), '')`;
 }
 
-/** A derived column's value, from the columns `type` and `envelope` (or `name`) in scope. */
-export function derivedSql(column: (typeof derivedColumns)[number]): string {
+/** The text at a JSON path of the envelope (an SQL expression), from the column `envelope` in scope. */
+export const fromEnvelope = (json: string) => `try(json_extract_string(envelope, '${json}'))`;
+
+/**
+ * A derived column's value, from the columns `type` and `envelope` (or `name`) in scope; `read` gives
+ * the text at a JSON path of the envelope (the load has most of them packed: load.ts).
+ */
+export function derivedSql(
+  column: (typeof derivedColumns)[number],
+  read: (json: string) => string = fromEnvelope,
+): string {
   if (column.json === null) return column.value();
-  const text = `try(json_extract_string(envelope, ${column.json}))`;
+  const text = read(column.json);
   const value = column.value
     ? column.value(text)
     : column.cast

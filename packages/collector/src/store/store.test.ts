@@ -5,7 +5,9 @@ import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { Journal } from './journal.js';
 import { packItems, RS, US } from '../protocol/packed.js';
 import { rowLayout } from '../protocol/item-row.js';
-import { idKeySql, metricPageKeySql } from './row-layout.js';
+import { derivedColumns, idKeySql, metricPageKeySql } from './row-layout.js';
+import { createIngest } from '../protocol/ingest.js';
+import { envelopeValues } from '../protocol/envelope-values.js';
 import { openStore, openWritableStore, rejectedFile, storeFile } from './store.js';
 import { browserBatch, browserContext, browserEnvelope } from '../test-support/browser-envelopes.js';
 import { tempDataDir } from '../test-support/server.js';
@@ -271,6 +273,86 @@ it("derives a metric's value and page at load, and adds the newer columns to an 
       ['metric', null, null, 'Chrome', null, 'admin,auditor'],
     ]),
   );
+});
+
+it('derives the same columns from the values the ingest packs as from the envelope, which older journal rows need', async () => {
+  // Every kind the browser SDK sends, and the cases the derived columns' rules turn on.
+  const context = browserContext({ page: '/home' });
+  const edit = (
+    kind: Parameters<typeof browserEnvelope>[0],
+    change: (baseData: Record<string, unknown>) => void,
+  ) => {
+    const e = browserEnvelope(kind, context) as { data: { baseData: Record<string, unknown> } };
+    change(e.data.baseData);
+    return e;
+  };
+  const envelopes = [
+    ...browserBatch(70, context),
+    ...['https://News.Example:8443/a?token=x', 'https://user@gatehouse.example/', '/relative', ''].map(
+      (refUri) => edit('pageview', (d) => (d.properties = { refUri })),
+    ),
+    edit('pageview', (d) => (d.properties = {})),
+    edit('event', (d) => {
+      d.properties = { outcome: 'failure', reason: 'x'.repeat(80), step: 'provider' };
+      d.measurements = { durationMs: 1e21 };
+    }),
+    edit('event', (d) => (d.measurements = { durationMs: 0.1 })),
+    edit('metric', (d) => {
+      d.metrics = [{ name: 'CLS', value: -0 }];
+      d.properties = { page: 'Café', reason: 'refused' };
+    }),
+    edit(
+      'exception',
+      (d) => ((d.exceptions as { stack?: string }[])[0]!.stack = 'Error: é\n    at f (a.js:1:2)'),
+    ),
+    // A \u escape: no values packed, so the load reads them from the envelope.
+    edit('event', (d) => (d.properties = { outcome: '\u001f', step: 'return' })),
+  ];
+  const ingest = createIngest({ instrumentationKeys: 'any', maxItemsPerRequest: 1000, maxRefusedItems: 1 });
+  const ingested = await ingest(Buffer.from(JSON.stringify(envelopes)), 'application/json');
+  if (!ingested.ok) throw new Error(ingested.message);
+  expect(ingested.errors).toEqual([]);
+  const fields = ingested.accepted.chunks
+    .join('')
+    .split(RS)
+    .filter(Boolean)
+    .map((row) => row.split(US).length);
+  // Most rows carry their values; the \u one and the types with none do not.
+  expect(fields.filter((n) => n === rowLayout.length + envelopeValues.length).length).toBeGreaterThan(40);
+  expect(fields.filter((n) => n === rowLayout.length).length).toBeGreaterThan(20);
+
+  const derivedOf = async (
+    append: (store: Awaited<ReturnType<typeof openWritableStore>>) => Promise<void>,
+  ) => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const store = await openWritableStore(dataDir);
+    await append(store);
+    await store.flush();
+    const rows = await store.read(
+      `SELECT ${derivedColumns.map((c) => c.column).join(', ')} FROM items ORDER BY rowid`,
+    );
+    await store.close();
+    return rows;
+  };
+  const packed = await derivedOf((store) => store.append(ingested.accepted));
+  // The same items appended whole, as before the values were packed: every derived column from the envelope.
+  const whole = await derivedOf((store) =>
+    store.append(
+      envelopes.map((e) => {
+        const result = validateEnvelope(e, () => true);
+        if (!result.ok) throw new Error(result.message);
+        return result.item;
+      }),
+    ),
+  );
+  expect(packed).toHaveLength(envelopes.length);
+  expect(packed).toEqual(whole);
+  // Not a comparison of NULLs: each column read from the envelope has values here.
+  for (const column of derivedColumns.filter((c) => c.json !== null))
+    expect(packed.filter((row) => row[column.column] !== null).length, column.column).toBeGreaterThan(0);
+  expect(packed.map((row) => row.referrer)).toEqual(expect.arrayContaining(['news.example', '']));
+  expect(packed.map((row) => row.event_reason)).toContain('x'.repeat(64));
 });
 
 it('refuses an item whose time it cannot hold, storing nothing of that append', async () => {

@@ -6,6 +6,7 @@
  * and SenderPostManager.ts. Used by the tests and by bench/collector.mjs.
  */
 import { randomUUID } from 'node:crypto';
+import { createIngest } from '../protocol/ingest.js';
 
 export const BROWSER_IKEY = '8c0c7b2f-4a4e-4c1e-9d7a-0f5b8d6e3a21';
 
@@ -206,6 +207,17 @@ export function browserBatch(
   return Array.from({ length: count }, (_, n) =>
     browserEnvelope(browserKinds[n % browserKinds.length] ?? 'event', ctx, n),
   );
+}
+
+/**
+ * `count` new envelopes of browserBatch packed for the store as the collector's ingest packs them (with
+ * their envelope values, envelope-values.ts): what bench/collector.mjs measures the store alone with.
+ */
+export async function packedBrowserBatch(count: number, ctx: BrowserContext = browserContext()) {
+  const ingest = createIngest({ instrumentationKeys: 'any', maxItemsPerRequest: count, maxRefusedItems: 1 });
+  const result = await ingest(Buffer.from(JSON.stringify(browserBatch(count, ctx))), 'application/json');
+  if (!result.ok || result.errors.length > 0) throw new Error('the ingest refused a browser envelope');
+  return result.accepted;
 }
 
 /** The request the browser SDK's XHR/fetch sender makes. */
