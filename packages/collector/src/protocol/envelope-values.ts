@@ -4,29 +4,36 @@ import { ownValue } from '../own-property.js';
 /**
  * Values of an envelope that the store derives columns from (store/row-layout.ts): each its JSON path, as
  * DuckDB reads it from the stored envelope, and the item types that have it. Where the envelope is
- * parsed anyway (the ingest worker), `envelopeValues` reads them and `packItems` writes them after the
+ * parsed anyway (the ingest worker), `readEnvelopeValues` reads them and `packItems` writes them after the
  * row's own columns, so the load does not read the envelope's JSON again: that was a fifth of a load's
  * time (ADR 0139). A row without them (older journal rows, items appended whole, rare envelopes below)
  * gets them from the envelope at load, as before.
  */
-export const envelopeValues = [
-  { json: '$.data.baseData.metrics[0].value', types: ['metric'], path: ['metrics', 0, 'value'] },
-  { json: '$.data.baseData.properties.page', types: ['metric'], path: ['properties', 'page'] },
-  { json: '$.data.baseData.exceptions[0].stack', types: ['exception'], path: ['exceptions', 0, 'stack'] },
-  { json: '$.data.baseData.properties.refUri', types: ['pageview'], path: ['properties', 'refUri'] },
-  { json: '$.data.baseData.properties.outcome', types: ['event'], path: ['properties', 'outcome'] },
-  { json: '$.data.baseData.properties.reason', types: ['event', 'metric'], path: ['properties', 'reason'] },
-  { json: '$.data.baseData.properties.step', types: ['event'], path: ['properties', 'step'] },
-  {
-    json: '$.data.baseData.measurements.durationMs',
-    types: ['event'],
-    path: ['measurements', 'durationMs'],
-  },
+const definitions = [
+  { path: ['metrics', 0, 'value'], types: ['metric'], number: true },
+  { path: ['properties', 'page'], types: ['metric'], number: false },
+  { path: ['exceptions', 0, 'stack'], types: ['exception'], number: false },
+  { path: ['properties', 'refUri'], types: ['pageview'], number: false },
+  { path: ['properties', 'outcome'], types: ['event'], number: false },
+  { path: ['properties', 'reason'], types: ['event', 'metric'], number: false },
+  { path: ['properties', 'step'], types: ['event'], number: false },
+  { path: ['measurements', 'durationMs'], types: ['event'], number: true },
 ] as const satisfies readonly {
-  json: string;
-  types: readonly TelemetryType[];
+  /** Under the envelope's `data.baseData`: property names and array indexes. */
   path: readonly (string | number)[];
+  types: readonly TelemetryType[];
+  /** Read as a number (the column casts it to DOUBLE), else as text. */
+  number: boolean;
 }[];
+
+/** Each value with its JSON path as DuckDB's JSON functions take it (`$.data.baseData.metrics[0].value`). */
+export const envelopeValues = definitions.map((v) => ({
+  ...v,
+  json: `$.data.baseData${v.path.map((step) => (typeof step === 'number' ? `[${step}]` : `.${step}`)).join('')}`,
+}));
+
+/** The types that have at least one of the values. */
+const typesWithValues = new Set<string>(definitions.flatMap((v) => v.types));
 
 /** An item's envelope values, in envelopeValues' order (NULL: none). */
 export type EnvelopeValues = readonly (string | null)[];
@@ -62,11 +69,11 @@ export function readEnvelopeValues(
   text: string,
   type: TelemetryType,
 ): EnvelopeValues | undefined {
-  if (!envelopeValues.some((v) => (v.types as readonly string[]).includes(type))) return undefined;
+  if (!typesWithValues.has(type)) return undefined;
   if (text.includes('\\u')) return undefined;
   const data = (envelope as { data?: { baseData?: unknown } }).data?.baseData;
   const values: (string | null)[] = [];
-  for (const { types, path } of envelopeValues) {
+  for (const { types, path, number } of definitions) {
     if (!(types as readonly string[]).includes(type)) {
       values.push(null);
       continue;
@@ -80,7 +87,7 @@ export function readEnvelopeValues(
             ? ownValue(at as Record<string, unknown>, step)
             : undefined;
     }
-    const value = path[0] === 'metrics' || path[0] === 'measurements' ? numberText(at) : extracted(at);
+    const value = number ? numberText(at) : extracted(at);
     if (value === undefined) return undefined;
     values.push(value);
   }

@@ -63,9 +63,13 @@ function insertRows(escaped: boolean): string {
   // The envelope's values packed after the row's own columns (envelope-values.ts), where the row has
   // them; else (an older journal row, a rare envelope) the derived columns read the envelope's JSON.
   const values = envelopeValues.map((_, j) => `${text(`f[${rowLayout.length + 1 + j}]`)} AS value_${j}`);
-  const read = (json: string) => {
-    const j = envelopeValues.findIndex((v) => v.json === json);
-    if (j < 0) throw new Error(`no packed envelope value for ${json}`);
+  // A packed value is NULL for the types it is not read for: a column reading it for another type
+  // would get NULL, so that is refused here, when the module loads.
+  const read = (json: string, type: string) => {
+    const j = envelopeValues.findIndex(
+      (v) => v.json === json && (v.types as readonly string[]).includes(type),
+    );
+    if (j < 0) throw new Error(`no packed envelope value for ${json} of a ${type}`);
     return `CASE WHEN packed_values THEN value_${j} ELSE ${fromEnvelope(json)} END`;
   };
   // The derived columns after the row's own, computed from its type and envelope; by name, as a store

@@ -169,14 +169,15 @@ export const fromEnvelope = (json: string) => `try(json_extract_string(envelope,
 
 /**
  * A derived column's value, from the columns `type` and `envelope` (or `name`) in scope; `read` gives
- * the text at a JSON path of the envelope (the load has most of them packed: load.ts).
+ * the text at a JSON path of the envelope for items of a type (the load has most of them packed:
+ * load.ts).
  */
 export function derivedSql(
   column: (typeof derivedColumns)[number],
-  read: (json: string) => string = fromEnvelope,
+  read: (json: string, type: string) => string = fromEnvelope,
 ): string {
   if (column.json === null) return column.value();
-  const text = read(column.json);
+  const text = read(column.json, column.type);
   const value = column.value
     ? column.value(text)
     : column.cast
