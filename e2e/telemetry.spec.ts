@@ -262,6 +262,8 @@ for (const [mode, offset] of [
       await expect.poll(() => dependency()?.tags['ai.operation.id']).toBe(traceId);
       expect(dependency()?.data.baseData).toMatchObject({ type: 'Fetch', resultCode: '200' });
       expect(String(dependency()?.data.baseData.data)).toMatch(/\/api\/me$/);
+      // The target is the host called, as the SDK's own fetch tracking reports it.
+      expect(dependency()?.data.baseData.target).toBe(new URL(proxy.origin).host);
       // Only the app's API gets a trace header (and in BFF mode its session calls, fetches of the page
       // too): none of the requests the browser sent the app otherwise.
       for (const request of proxy.seen.filter((r) => !/^\/(api|bff)\//.test(r.path))) {

@@ -62,19 +62,21 @@ export function startSdk(
   appInsights.loadAppInsights();
   const referrer = new VisitReferrer(appOrigin, window.sessionStorage, providerHosts);
   let roles = '';
-  /** The trace of each reported call, by span id, until its item passes the initializer below. */
-  const callTraces = new Map<string, string>();
-  /** The operation of the item being tracked, when not the current one (trackMetric's `operationId`). */
+  /** The operation of the item being tracked, when not the current one (a call's trace, a load's vitals). */
   let itemOperation: string | undefined;
+  /** Tracks one item in `operationId`: the SDK passes the item to the initializers within `track`. */
+  const inOperation = (operationId: string | undefined, track: () => void) => {
+    itemOperation = operationId;
+    try {
+      track();
+    } finally {
+      itemOperation = undefined;
+    }
+  };
   // Every item passes here before it is sent: nothing secret leaves, whatever produced it.
   appInsights.addTelemetryInitializer((item: ITelemetryItem) => {
     // The SDK sends `data` as the item's properties: the dashboard segments by role (never a name).
     if (roles) item.data = { ...item.data, roles };
-    const callTrace = callTraces.get(String(item.baseData?.id));
-    if (callTrace !== undefined) {
-      callTraces.delete(String(item.baseData?.id));
-      item.tags = { ...item.tags, 'ai.operation.id': callTrace };
-    }
     if (itemOperation !== undefined) item.tags = { ...item.tags, 'ai.operation.id': itemOperation };
     referrer.apply(item);
     scrubDeep(item.baseData);
@@ -91,15 +93,8 @@ export function startSdk(
     trackException: (error, properties) => appInsights.trackException({ exception: error, properties }),
     trackEvent: (name, properties, measurements) =>
       appInsights.trackEvent({ name, properties, measurements }),
-    trackMetric: (name, average, properties, operationId) => {
-      // The SDK passes the item to the initializers within this call.
-      itemOperation = operationId;
-      try {
-        appInsights.trackMetric({ name, average }, properties);
-      } finally {
-        itemOperation = undefined;
-      }
-    },
+    trackMetric: (name, average, properties, operationId) =>
+      inOperation(operationId, () => appInsights.trackMetric({ name, average }, properties)),
     trackTrace: (message, properties) => appInsights.trackTrace({ message, properties }),
     traceId: () => appInsights.context.telemetryTrace.traceID ?? '',
     startOperation: (name, traceId) => {
@@ -111,24 +106,22 @@ export function startSdk(
       trace.pageName = name;
       appInsights.setTraceCtx(trace);
     },
-    trackDependency: ({ spanId, traceId, method, url, status, durationMs, startTime }) => {
-      const target = new URL(url);
-      // As the SDK's own fetch tracking writes them: the id names the trace and the span.
-      const id = `|${traceId}.${spanId}`;
-      callTraces.set(id, traceId);
-      appInsights.trackDependencyData({
-        id,
-        name: `${method} ${target.pathname}`,
-        target: target.host,
-        data: url,
-        type: 'Fetch',
-        duration: durationMs,
-        responseCode: status,
-        success: status >= 200 && status < 400,
-        startTime,
-        properties: { HttpMethod: method },
-      });
-    },
+    trackDependency: ({ spanId, traceId, method, url, status, durationMs, startTime }) =>
+      inOperation(traceId, () =>
+        appInsights.trackDependencyData({
+          // As the SDK's own fetch tracking writes them: the id names the trace and the span; the
+          // target is the absolute URL, of which the SDK sends the host (and the name as the data).
+          id: `|${traceId}.${spanId}`,
+          name: `${method} ${new URL(url).pathname}`,
+          target: url,
+          type: 'Fetch',
+          duration: durationMs,
+          responseCode: status,
+          success: status >= 200 && status < 400,
+          startTime,
+          properties: { HttpMethod: method },
+        }),
+      ),
     setAuthenticatedUser: (id, userRoles) => {
       roles = userRoles;
       appInsights.setAuthenticatedUserContext(id, undefined, false);
