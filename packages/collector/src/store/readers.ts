@@ -1,4 +1,5 @@
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import type { StoreThreads } from './threads.js';
 
 /** Reader connections kept open between reads. */
 const MAX_IDLE_READERS = 4;
@@ -18,7 +19,9 @@ export interface Readers {
   closeAll(): void;
 }
 
-export function openReaders(instance: DuckDBInstance): Readers {
+/** `threads`: where given, each read runs with the reads' thread count (threads.ts). */
+export function openReaders(instance: DuckDBInstance, threads?: StoreThreads): Readers {
+  const asRead = <T>(read: () => Promise<T>) => (threads ? threads.during(read) : read());
   const connections = new Set<DuckDBConnection>();
   const idle: DuckDBConnection[] = [];
   const connect = async () => {
@@ -32,35 +35,44 @@ export function openReaders(instance: DuckDBInstance): Readers {
   };
 
   return {
-    async with(use) {
-      const c = await connect();
-      try {
-        return await use(c);
-      } finally {
-        close(c);
-      }
+    with(use) {
+      return asRead(async () => {
+        const c = await connect();
+        try {
+          return await use(c);
+        } finally {
+          close(c);
+        }
+      });
     },
 
-    async read(sql, values = []) {
-      const c = idle.pop() ?? (await connect());
-      let reusable = false;
-      try {
-        const rows = (await c.runAndReadAll(sql, values)).getRowObjectsJS();
-        reusable = true;
-        return rows;
-      } finally {
-        if (reusable && idle.length < MAX_IDLE_READERS) idle.push(c);
-        else close(c);
-      }
+    read(sql, values = []) {
+      return asRead(async () => {
+        const c = idle.pop() ?? (await connect());
+        let reusable = false;
+        try {
+          const rows = (await c.runAndReadAll(sql, values)).getRowObjectsJS();
+          reusable = true;
+          return rows;
+        } finally {
+          if (reusable && idle.length < MAX_IDLE_READERS) idle.push(c);
+          else close(c);
+        }
+      });
     },
 
     async *stream(sql, values) {
-      const c = await connect();
+      const end = await threads?.begin();
+      const c = await connect().catch((error: unknown) => {
+        end?.();
+        throw error;
+      });
       try {
         const result = await c.stream(sql, values);
         for await (const rows of result.yieldRows()) yield* rows;
       } finally {
         close(c);
+        end?.();
       }
     },
 

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, expect, it, vi } from 'vitest';
 import { validateEnvelope, type TelemetryItem } from '../protocol/envelopes.js';
 import { Journal } from './journal.js';
@@ -41,18 +42,30 @@ it('checkpoints its WAL once writes pause', async () => {
   await store.close();
 });
 
+/** A DuckDB setting as a read of a new store opened with `options` sees it. */
+async function settingSeen(name: string, options: Parameters<typeof openWritableStore>[1]) {
+  const dataDir = tempDataDir();
+  dirs.push(dataDir);
+  const store = await openWritableStore(dataDir, options);
+  const [row] = await store.read(`SELECT current_setting('${name}') AS value`);
+  await store.close();
+  return String(row?.value);
+}
+
 it("gives DuckDB the memory it is told, else leaves DuckDB's own limit", async () => {
-  const memoryLimit = async (options: Parameters<typeof openWritableStore>[1]) => {
-    const dataDir = tempDataDir();
-    dirs.push(dataDir);
-    const store = await openWritableStore(dataDir, options);
-    const [row] = await store.read("SELECT current_setting('memory_limit') AS memory_limit");
-    await store.close();
-    return String(row?.memory_limit);
-  };
   // DuckDB counts in MB (10^6 bytes) and answers in MiB.
-  expect(await memoryLimit({ memoryLimitMb: 256 })).toBe('244.1 MiB');
-  expect(await memoryLimit({})).not.toBe('244.1 MiB');
+  expect(await settingSeen('memory_limit', { memoryLimitMb: 256 })).toBe('244.1 MiB');
+  expect(await settingSeen('memory_limit', {})).not.toBe('244.1 MiB');
+});
+
+it("reads with the reads' DuckDB threads it is given, else with DuckDB's own count", async () => {
+  expect(await settingSeen('threads', { threads: { loads: 1, reads: 5 } })).toBe('5');
+  const bare = await DuckDBInstance.create(':memory:');
+  const c = await bare.connect();
+  const own = String((await c.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0]);
+  c.closeSync();
+  bare.closeSync();
+  expect(await settingSeen('threads', {})).toBe(own);
 });
 
 it('lets overlapping appends through, and keeps them across a reopen', async () => {

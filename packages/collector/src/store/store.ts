@@ -21,6 +21,7 @@ import { DEFAULT_IDLE_CHECKPOINT, startIdleCheckpoints, type IdleCheckpointPolic
 import { openJournalLoader } from './load.js';
 import { LoadSchedule, type LoadPolicy } from './load-schedule.js';
 import { openReaders } from './readers.js';
+import { StoreThreads, threadCountsFor, type ThreadCounts } from './threads.js';
 import { compactNextDay, startOfDay } from './compact.js';
 import {
   addMissingColumns,
@@ -167,6 +168,11 @@ export interface OpenStoreOptions {
    * folder's temporary files. Default: DuckDB's own, 80 % of the RAM it sees.
    */
   memoryLimitMb?: number | undefined;
+  /**
+   * DuckDB's threads for the loads, and while a read runs (threads.ts, ADR 0140). Default: reads DuckDB's
+   * own count, the loads two fewer (at least one).
+   */
+  threads?: ThreadCounts;
 }
 
 /**
@@ -254,7 +260,8 @@ export async function openWritableStore(
     }
     throw error;
   }
-  const readers = openReaders(instance);
+  const threads = new StoreThreads(instance);
+  const readers = openReaders(instance, threads);
   const writer = await instance.connect();
   await writer.run(itemsTableSql(newFile));
   // Stores made before the journal kept `envelope` as JSON, whose check refuses some texts JSON.parse
@@ -325,6 +332,12 @@ export async function openWritableStore(
     recent.forget(rows.length === capacity ? Number(rows[rows.length - 1]?.[1]) : since);
     for (const [key, time] of rows.reverse()) recent.add(parseInt(String(key), 16), Number(time));
   }
+
+  // Opened (its journal loaded with every thread): from now on the loads leave cores to the ingest.
+  const duckdbThreads = Number(
+    (await writer.runAndReadAll("SELECT current_setting('threads')")).getRows()[0]?.[0],
+  );
+  await threads.start(options.threads ?? threadCountsFor(duckdbThreads));
 
   const schedule = new LoadSchedule(
     load,
@@ -559,6 +572,7 @@ export async function openWritableStore(
       await writerBusy;
       loader.close();
       readers.closeAll();
+      threads.close();
       writer.closeSync();
       instance.closeSync();
     },
