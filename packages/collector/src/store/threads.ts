@@ -20,9 +20,10 @@ export function threadCountsFor(all: number): ThreadCounts {
  * DuckDB's thread count is its instance's, shared by the store's loads and its reads: on two cores a
  * load's second thread took the core the ingest needed (a fifth less taken over HTTP), while a dashboard
  * query over millions of items needs every thread to meet its goal (ADR 0140). Once `start`ed, the
- * instance runs the loads' count, and the reads' while any read runs (and a moment after). Settings are applied one at a
- * time, in order, on a connection of their own; a read begins once its setting is in place. DuckDB starts
- * or stops its threads as a query begins, so a load under way keeps the threads it began with.
+ * instance runs the loads' count, and the reads' while any read runs (and a moment after). Settings are
+ * applied one at a time, in order, on a connection of their own; a read begins once its setting is in
+ * place. DuckDB starts or stops its threads as a query begins, so a load under way keeps the threads it
+ * began with.
  */
 export class StoreThreads {
   #counts: ThreadCounts | undefined;
@@ -66,12 +67,7 @@ export class StoreThreads {
         this.#linger.unref();
       }
     };
-    try {
-      await this.#apply();
-    } catch (error) {
-      end();
-      throw error;
-    }
+    await this.#apply();
     return end;
   }
 
@@ -99,8 +95,8 @@ export class StoreThreads {
   }
 
   /**
-   * Queues setting the count the moment calls for: the setting only changes how fast DuckDB works, so
-   * a failure (the instance closing) is let go; the next change tries again.
+   * Queues setting the count the moment calls for; never rejects: the setting only changes how fast
+   * DuckDB works, so a failure (the instance closing) is let go, and the next change tries again.
    */
   #apply(): Promise<void> {
     this.#queue = this.#queue.then(async () => {
